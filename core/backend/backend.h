@@ -1,0 +1,92 @@
+#pragma once
+// The one interface every compute backend implements (ggml's idea): the ops the models need, on
+// tensors whose memory the backend owns. The CPU backend (Eigen) is the readable reference; the
+// CUDA backend lives in a separately built module (core/backend/cuda) loaded with dlopen.
+//
+// This header is self-contained on purpose: the CUDA module includes it without linking the core,
+// so nothing here may need a symbol from attnscope_core.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/util/matrix.h"
+
+namespace attnscope {
+
+// A 2-D float tensor in a backend's memory: `rows x cols`, row-major, `stride` floats between the
+// starts of two rows (stride >= cols, so column slices such as one head's Q are views, no copies).
+struct Tensor {
+  float* data = nullptr;
+  int rows = 0;
+  int cols = 0;
+  int stride = 0;
+  std::shared_ptr<void> owner;  // keeps the allocation alive while any view exists
+
+  // Columns [c0, c0 + n) of every row.
+  Tensor cols_view(int c0, int n) const {
+    Tensor t = *this;
+    t.data = data + c0;
+    t.cols = n;
+    return t;
+  }
+  // Rows [r0, r0 + n).
+  Tensor rows_view(int r0, int n) const {
+    Tensor t = *this;
+    t.data = data + static_cast<std::ptrdiff_t>(r0) * stride;
+    t.rows = n;
+    return t;
+  }
+  bool contiguous() const { return stride == cols; }
+};
+
+// Which entries of a [queries x keys] score matrix are masked (their weight becomes exactly 0).
+struct AttentionMask {
+  bool causal = false;     // key j > query i masked (GPT-2)
+  bool mask_self = false;  // key j == query i masked (the lesson model's "exclude self")
+  std::vector<std::uint8_t> key_padding;  // size = keys, 1 = masked; empty = none
+  bool any() const { return causal || mask_self || !key_padding.empty(); }
+};
+
+enum class Gelu { kTanh, kErf };  // GPT-2 uses the tanh approximation, BERT the exact erf form
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;         // "cpu" | "cuda"
+  virtual std::string description() const = 0;  // e.g. "CPU (Eigen, 2 threads)", "NVIDIA H200"
+
+  // Memory. Fresh tensors are zero-filled.
+  virtual Tensor alloc(int rows, int cols) = 0;
+  virtual Tensor upload(const Matrix& m) = 0;
+  virtual Matrix download(const Tensor& t) = 0;
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;  // same shape
+  virtual void synchronize() {}
+
+  // C = alpha · A · op(B) + beta · C, with A [n x k], op(B) [k x m] (B or Bᵀ), C [n x m].
+  virtual void matmul(const Tensor& a, const Tensor& b, bool transpose_b, Tensor& c,
+                      float alpha = 1.0f, float beta = 0.0f) = 0;
+  // X[i, :] += bias[0, :]   (bias is [1 x cols])
+  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
+  // X += Y (same shape): residual connections.
+  virtual void add(Tensor& x, const Tensor& y) = 0;
+  // X *= s
+  virtual void scale(Tensor& x, float s) = 0;
+  // Masked entries of a [queries x keys] matrix become -inf.
+  virtual void mask_fill(Tensor& x, const AttentionMask& mask) = 0;
+  // Stable row softmax in place: subtract the row max; a row that is entirely -inf becomes zeros.
+  virtual void softmax_rows(Tensor& x) = 0;
+  // Y = (X - mean) / sqrt(var + eps) · gamma + beta, per row; gamma, beta are [1 x cols].
+  virtual void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                          Tensor& y) = 0;
+  virtual void gelu(Tensor& x, Gelu kind) = 0;
+};
+
+// C entry point exported by the CUDA module (libattnscope_cuda.so). Returns nullptr and writes a
+// user-readable reason into `error` when no usable device exists.
+using CreateBackendFn = Backend* (*)(char* error, int error_len);
+inline constexpr const char* kCudaModuleEntry = "attnscope_create_cuda_backend";
+inline constexpr const char* kCudaModuleFile = "libattnscope_cuda.so";
+
+}  // namespace attnscope

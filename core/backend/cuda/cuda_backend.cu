@@ -1,0 +1,319 @@
+// The CUDA backend: cuBLAS for the GEMMs, kernels written here for everything else. Every op has
+// the name and meaning of its CPU counterpart (core/backend/cpu/cpu_backend.cpp), which is the
+// reference it is tested against (tests/gpu/backend_equivalence_test.cpp).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "core/backend/backend.h"
+
+namespace attnscope {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLAS ") + what + " failed (status " +
+                             std::to_string(static_cast<int>(s)) + ")");
+}
+void require(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(std::string("cuda backend: ") + what);
+}
+
+constexpr int kThreads = 256;
+
+// ---- elementwise kernels over a strided [rows x cols] tensor: one thread per element ----------
+
+__global__ void add_bias_kernel(float* x, int rows, int cols, int stride, const float* bias) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  x[static_cast<long>(r) * stride + c] += bias[c];
+}
+
+__global__ void add_kernel(float* x, int rows, int cols, int sx, const float* y, int sy) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  x[static_cast<long>(r) * sx + c] += y[static_cast<long>(r) * sy + c];
+}
+
+__global__ void scale_kernel(float* x, int rows, int cols, int stride, float s) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  x[static_cast<long>(r) * stride + c] *= s;
+}
+
+__global__ void copy_kernel(const float* src, int ss, float* dst, int sd, int rows, int cols) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  dst[static_cast<long>(r) * sd + c] = src[static_cast<long>(r) * ss + c];
+}
+
+// x is [queries x keys]; padding is per key (nullptr = none).
+__global__ void mask_fill_kernel(float* x, int rows, int cols, int stride, bool causal,
+                                 bool mask_self, const unsigned char* padding) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  if ((causal && c > r) || (mask_self && c == r) || (padding && padding[c]))
+    x[static_cast<long>(r) * stride + c] = -INFINITY;
+}
+
+__global__ void gelu_kernel(float* x, int rows, int cols, int stride, bool erf_form) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long>(rows) * cols) return;
+  const int r = i / cols, c = i % cols;
+  float& v = x[static_cast<long>(r) * stride + c];
+  if (erf_form) {
+    v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  } else {
+    const float k = 0.79788456080286536f;  // sqrt(2/pi)
+    v = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+  }
+}
+
+// ---- row reductions: one block per row ---------------------------------------------------------
+
+__device__ float block_reduce_max(float v, float* shared) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? shared[threadIdx.x] : -INFINITY;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+  if (threadIdx.x == 0) shared[0] = v;
+  __syncthreads();
+  v = shared[0];
+  __syncthreads();
+  return v;
+}
+
+__device__ float block_reduce_sum(float v, float* shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? shared[threadIdx.x] : 0.0f;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  if (threadIdx.x == 0) shared[0] = v;
+  __syncthreads();
+  v = shared[0];
+  __syncthreads();
+  return v;
+}
+
+// Stable softmax of each row; a row that is entirely -inf (fully masked) becomes zeros.
+__global__ void softmax_rows_kernel(float* x, int cols, int stride) {
+  __shared__ float shared[32];
+  float* row = x + static_cast<long>(blockIdx.x) * stride;
+  float mx = -INFINITY;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) mx = fmaxf(mx, row[c]);
+  mx = block_reduce_max(mx, shared);
+  if (!isfinite(mx)) {
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) row[c] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const float e = expf(row[c] - mx);
+    row[c] = e;
+    sum += e;
+  }
+  sum = block_reduce_sum(sum, shared);
+  const float inv = 1.0f / sum;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) row[c] *= inv;
+}
+
+__global__ void layer_norm_kernel(const float* x, int sx, const float* gamma, const float* beta,
+                                  float eps, float* y, int sy, int cols) {
+  __shared__ float shared[32];
+  const float* in = x + static_cast<long>(blockIdx.x) * sx;
+  float* out = y + static_cast<long>(blockIdx.x) * sy;
+  float sum = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += in[c];
+  const float mean = block_reduce_sum(sum, shared) / cols;
+  float sq = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const float d = in[c] - mean;
+    sq += d * d;
+  }
+  const float rstd = rsqrtf(block_reduce_sum(sq, shared) / cols + eps);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    out[c] = (in[c] - mean) * rstd * gamma[c] + beta[c];
+}
+
+int blocks_for(long n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    description_ = std::string(prop.name) + " (CUDA, " +
+                   std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
+    check(cublasCreate(&blas_), "cublasCreate");
+  }
+  ~CudaBackend() override {
+    if (blas_) cublasDestroy(blas_);
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string description() const override { return description_; }
+
+  Tensor alloc(int rows, int cols) override {
+    require(rows >= 0 && cols >= 0, "negative tensor shape");
+    const size_t bytes = sizeof(float) * std::max<size_t>(1, size_t(rows) * size_t(cols));
+    float* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    check(cudaMemset(p, 0, bytes), "cudaMemset");
+    Tensor t;
+    t.data = p;
+    t.rows = rows;
+    t.cols = cols;
+    t.stride = cols;
+    t.owner = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    return t;
+  }
+  Tensor upload(const Matrix& m) override {
+    Tensor t = alloc(static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+    if (m.size())
+      check(cudaMemcpy(t.data, m.data(), sizeof(float) * m.size(), cudaMemcpyHostToDevice),
+            "upload");
+    return t;
+  }
+  Matrix download(const Tensor& t) override {
+    Matrix m(t.rows, t.cols);
+    if (m.size())
+      check(cudaMemcpy2D(m.data(), sizeof(float) * t.cols, t.data, sizeof(float) * t.stride,
+                         sizeof(float) * t.cols, t.rows, cudaMemcpyDeviceToHost),
+            "download");
+    return m;
+  }
+  void copy(const Tensor& src, Tensor& dst) override {
+    require(src.rows == dst.rows && src.cols == dst.cols, "copy: shapes differ");
+    const long n = long(src.rows) * src.cols;
+    if (n == 0) return;
+    copy_kernel<<<blocks_for(n), kThreads>>>(src.data, src.stride, dst.data, dst.stride, src.rows,
+                                             src.cols);
+    check(cudaGetLastError(), "copy");
+  }
+  void synchronize() override { check(cudaDeviceSynchronize(), "synchronize"); }
+
+  // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands, keep the strides.
+  void matmul(const Tensor& a, const Tensor& b, bool transpose_b, Tensor& c, float alpha,
+              float beta) override {
+    const int k_b = transpose_b ? b.cols : b.rows;
+    const int m = transpose_b ? b.rows : b.cols;
+    require(a.cols == k_b && c.rows == a.rows && c.cols == m, "matmul: shapes differ");
+    if (c.rows == 0 || c.cols == 0) return;
+    if (a.cols == 0) {  // empty inner dimension: C = beta·C
+      scale(c, beta);
+      return;
+    }
+    check(cublasSgemm(blas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, a.rows,
+                      a.cols, &alpha, b.data, b.stride, a.data, a.stride, &beta, c.data,
+                      c.stride),
+          "sgemm");
+  }
+  void add_bias(Tensor& x, const Tensor& bias) override {
+    require(bias.rows == 1 && bias.cols == x.cols, "add_bias: bias must be [1 x cols]");
+    const long n = long(x.rows) * x.cols;
+    if (n == 0) return;
+    add_bias_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, bias.data);
+    check(cudaGetLastError(), "add_bias");
+  }
+  void add(Tensor& x, const Tensor& y) override {
+    require(x.rows == y.rows && x.cols == y.cols, "add: shapes differ");
+    const long n = long(x.rows) * x.cols;
+    if (n == 0) return;
+    add_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, y.data, y.stride);
+    check(cudaGetLastError(), "add");
+  }
+  void scale(Tensor& x, float s) override {
+    const long n = long(x.rows) * x.cols;
+    if (n == 0) return;
+    scale_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, s);
+    check(cudaGetLastError(), "scale");
+  }
+  void mask_fill(Tensor& x, const AttentionMask& mask) override {
+    require(mask.key_padding.empty() || int(mask.key_padding.size()) == x.cols,
+            "mask_fill: key padding length differs from the number of keys");
+    const long n = long(x.rows) * x.cols;
+    if (n == 0) return;
+    unsigned char* pad = nullptr;
+    if (!mask.key_padding.empty()) {
+      check(cudaMalloc(&pad, mask.key_padding.size()), "cudaMalloc");
+      check(cudaMemcpy(pad, mask.key_padding.data(), mask.key_padding.size(),
+                       cudaMemcpyHostToDevice),
+            "upload mask");
+    }
+    mask_fill_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, mask.causal,
+                                                  mask.mask_self, pad);
+    cudaError_t e = cudaGetLastError();
+    if (pad) cudaFree(pad);  // cudaFree synchronises, so the kernel is done with it
+    check(e, "mask_fill");
+  }
+  void softmax_rows(Tensor& x) override {
+    if (x.rows == 0 || x.cols == 0) return;
+    softmax_rows_kernel<<<x.rows, kThreads>>>(x.data, x.cols, x.stride);
+    check(cudaGetLastError(), "softmax_rows");
+  }
+  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                  Tensor& y) override {
+    require(y.rows == x.rows && y.cols == x.cols && gamma.cols == x.cols && beta.cols == x.cols,
+            "layer_norm: shapes differ");
+    if (x.rows == 0 || x.cols == 0) return;
+    layer_norm_kernel<<<x.rows, kThreads>>>(x.data, x.stride, gamma.data, beta.data, eps, y.data,
+                                            y.stride, x.cols);
+    check(cudaGetLastError(), "layer_norm");
+  }
+  void gelu(Tensor& x, Gelu kind) override {
+    const long n = long(x.rows) * x.cols;
+    if (n == 0) return;
+    gelu_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride,
+                                             kind == Gelu::kErf);
+    check(cudaGetLastError(), "gelu");
+  }
+
+ private:
+  int device_ = 0;
+  std::string description_;
+  cublasHandle_t blas_ = nullptr;
+};
+
+}  // namespace
+}  // namespace attnscope
+
+// Without a GPU, cudaGetDeviceCount returns cudaErrorInsufficientDriver (35) and leaves the count
+// unwritten: start from 0 and treat every error as "no device".
+extern "C" __attribute__((visibility("default"))) attnscope::Backend* attnscope_create_cuda_backend(
+    char* error, int error_len) {
+  auto fail = [&](const std::string& why) -> attnscope::Backend* {
+    if (error && error_len > 0) std::snprintf(error, error_len, "%s", why.c_str());
+    return nullptr;
+  };
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+    return fail(e == cudaErrorNoDevice ? "no CUDA device found" : "no CUDA driver found");
+  if (e != cudaSuccess) return fail(std::string("CUDA is unavailable: ") + cudaGetErrorString(e));
+  if (count <= 0) return fail("no CUDA device found");
+  try {
+    return new attnscope::CudaBackend(0);
+  } catch (const std::exception& ex) {
+    return fail(ex.what());
+  }
+}

@@ -1,0 +1,45 @@
+#pragma once
+// A .safetensors file: 8-byte little-endian header length, a JSON header naming each tensor's
+// dtype, shape and byte range, then the data, memory-mapped here. The header is validated before
+// any tensor is read (size bounds, offsets inside the file and not overlapping, dtype × shape =
+// byte length); errors name the tensor and the problem.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/util/matrix.h"
+
+namespace attnscope {
+
+struct TensorInfo {
+  std::string dtype;                 // "F32", "F16", "BF16", …
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0, end = 0;  // byte range inside the data section
+};
+
+class SafetensorsFile {
+ public:
+  // Throws ModelError.
+  static SafetensorsFile open(const std::filesystem::path& path);
+
+  const std::map<std::string, TensorInfo>& tensors() const;
+  bool has(const std::string& name) const;
+  // The tensor converted to float32 as a 2-D matrix: a 1-D tensor becomes [1 x n], an N-D tensor
+  // [shape[0] x product of the rest]. Throws ModelError naming the tensor.
+  Matrix matrix(const std::string& name) const;
+  const std::filesystem::path& path() const;
+
+  SafetensorsFile(SafetensorsFile&&) noexcept;
+  SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
+  ~SafetensorsFile();
+
+ private:
+  struct Impl;
+  explicit SafetensorsFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,20 @@
+#include "core/model/registry.h"
+
+#include "core/model/hf/hf_model.h"
+#include "core/model/lesson/lesson_model.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressFn& progress) {
+  if (spec.empty() || spec == "lesson") return make_lesson_model();
+  return open_hf_model(spec, progress);
+}
+
+std::vector<ModelListing> list_models() {
+  std::vector<ModelListing> all = {{"lesson", "lesson", "built-in", "word vectors + plain attention"}};
+  for (ModelListing& m : list_hf_models()) all.push_back(std::move(m));
+  return all;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,15 @@
+#pragma once
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace/trace.h"
+
+namespace attnscope {
+
+// The `attnscope-trace/1` document of shared/DESIGN.md.
+nlohmann::json trace_to_json(const AttentionTrace& trace);
+nlohmann::json tokens_to_json(const Tokens& tokens, bool include_special);
+void write_trace_json(const AttentionTrace& trace, std::ostream& out);
+
+}  // namespace attnscope
