@@ -106,7 +106,9 @@ class CpuBackend final : public Backend {
         row.setZero();
         continue;
       }
-      row = (row.array() - mx).exp();
+      // Eigen's vectorised exp(-inf) returns a denormal, not 0: masked keys must weigh exactly 0.
+      const float ninf = -std::numeric_limits<float>::infinity();
+      row = (row.array() == ninf).select(0.0f, (row.array() - mx).exp());
       row /= row.sum();
     }
   }
