@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   GuiOptions gui;
-  app.add_option("--model,-m", gui.model, "lesson, a Hugging Face model folder, or a cached repo id")
+  app.add_option("--model,-m", gui.model,
+                 "lesson, a Hugging Face model folder, or a cached repo id")
       ->capture_default_str();
   app.add_option("--text,-t", gui.text, "first sentence (default: the \"bank\" example)");
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
   tok->add_flag("--special", special, "include added special tokens ([CLS], [SEP])");
 
   auto* models = app.add_subcommand("models", "list the models attnscope can open");
-  auto* backends = app.add_subcommand("backends", "list the compute backends and whether they work here");
+  auto* backends =
+      app.add_subcommand("backends", "list the compute backends and whether they work here");
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,6 @@
-// attention_forward on the CPU backend vs a naive triple-loop reference, n queries = n keys, d = 64.
-// Run: build/bin/attention_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// attention_forward on the CPU backend vs a naive triple-loop reference, n queries = n keys, d
+// = 64. Run: build/bin/attention_bench --benchmark_repetitions=5
+// --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -45,7 +46,8 @@ Matrix naive_attention(const Matrix& q, const Matrix& k, const Matrix& v) {
 
 void BM_AttentionForwardCpu(benchmark::State& state) {
   const int n = state.range(0);
-  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2), v = random_matrix(n, 64, 3);
+  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2),
+               v = random_matrix(n, 64, 3);
   auto cpu = attnscope::make_cpu_backend();
   for (auto _ : state) benchmark::DoNotOptimize(attnscope::attention_forward(*cpu, q, k, v, {}));
   state.SetItemsProcessed(state.iterations() * n);
@@ -53,7 +55,8 @@ void BM_AttentionForwardCpu(benchmark::State& state) {
 
 void BM_AttentionNaive(benchmark::State& state) {
   const int n = state.range(0);
-  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2), v = random_matrix(n, 64, 3);
+  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2),
+               v = random_matrix(n, 64, 3);
   for (auto _ : state) benchmark::DoNotOptimize(naive_attention(q, k, v));
   state.SetItemsProcessed(state.iterations() * n);
 }
@@ -67,14 +70,25 @@ void BM_AttentionForwardCuda(benchmark::State& state) {
     return;
   }
   const int n = state.range(0);
-  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2), v = random_matrix(n, 64, 3);
+  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2),
+               v = random_matrix(n, 64, 3);
   for (auto _ : state) benchmark::DoNotOptimize(attnscope::attention_forward(*cuda, q, k, v, {}));
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-BENCHMARK(BM_AttentionForwardCpu)->Arg(8)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionForwardCpu)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionNaive)->Arg(8)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_AttentionForwardCuda)->Arg(8)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionForwardCuda)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -10,7 +10,9 @@
 namespace attnscope {
 namespace {
 
-std::shared_ptr<Backend> cuda_or_skip_reason(std::string& why) { return try_cuda_backend(why); }
+std::shared_ptr<Backend> cuda_or_skip_reason(std::string& why) {
+  return try_cuda_backend(why);
+}
 
 TEST(CudaEquivalence, EveryOpMatchesTheCpuReference) {
   std::string why;

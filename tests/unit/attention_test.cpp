@@ -213,8 +213,8 @@ TEST(MultiHead, MatchesPerHeadNaiveReference) {
 
 TEST(MultiHead, RejectsIndivisibleHeadCount) {
   const Matrix x = randn(3, 10, 1);
-  MultiHeadWeights w{randn(10, 10, 2), randn(10, 10, 3), randn(10, 10, 4), randn(10, 10, 5),
-                     {}, {}, {}, {}};
+  MultiHeadWeights w{
+      randn(10, 10, 2), randn(10, 10, 3), randn(10, 10, 4), randn(10, 10, 5), {}, {}, {}, {}};
   auto cpu = make_cpu_backend();
   EXPECT_THROW(multi_head_attention(*cpu, x, w, 3, {}), UsageError);
 }

@@ -44,7 +44,8 @@ TEST_F(CpuBackendTest, LayerNormMatchesDefinition) {
     double mean = 0, var = 0;
     for (int j = 0; j < 9; ++j) mean += x(i, j) / 9.0;
     for (int j = 0; j < 9; ++j) var += (x(i, j) - mean) * (x(i, j) - mean) / 9.0;
-    for (int j = 0; j < 9; ++j) ref(i, j) = (x(i, j) - mean) / std::sqrt(var + 1e-5) * g(0, j) + b(0, j);
+    for (int j = 0; j < 9; ++j)
+      ref(i, j) = (x(i, j) - mean) / std::sqrt(var + 1e-5) * g(0, j) + b(0, j);
   }
   EXPECT_LE(tolerance_ratio(be->download(y), ref, 1e-5, 1e-5), 1.0);
 }
