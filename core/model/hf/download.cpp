@@ -69,7 +69,7 @@ struct Transfer {
   std::uint64_t received = 0;  // body bytes written in this transfer
   // Progress and cancel.
   const std::atomic<bool>* cancel = nullptr;
-  std::function<void(std::uint64_t file_bytes)> on_bytes;
+  std::function<void(std::uint64_t file_bytes, std::uint64_t file_total)> on_bytes;
 
   std::uint64_t file_bytes() const { return (restarted ? 0 : resume_from) + received; }
 
@@ -127,11 +127,17 @@ struct Transfer {
     return n;
   }
 
-  static int on_progress(void* self_ptr, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  static int on_progress(void* self_ptr, curl_off_t dltotal, curl_off_t, curl_off_t, curl_off_t) {
     auto* self = static_cast<Transfer*>(self_ptr);
     if (self->cancel && self->cancel->load()) return 1;
-    if (self->on_bytes && self->body_started && self->status / 100 == 2)
-      self->on_bytes(self->file_bytes());
+    if (self->on_bytes && self->body_started && self->status / 100 == 2) {
+      // The whole file's size from Content-Length (the rest of it, for a 206), 0 when unknown.
+      const std::uint64_t total =
+          dltotal > 0 ? (self->restarted || self->status == 200 ? 0 : self->resume_from) +
+                            static_cast<std::uint64_t>(dltotal)
+                      : 0;
+      self->on_bytes(self->file_bytes(), total);
+    }
     return 0;
   }
 };
@@ -288,7 +294,8 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
   std::error_code ec;
   if (fs::is_regular_file(final_path, ec) &&
       (expected < 0 || fs::file_size(final_path, ec) == static_cast<std::uint64_t>(expected))) {
-    progress.update(fs::file_size(final_path, ec), 0, true);
+    progress.state.file_total = fs::file_size(final_path, ec);
+    progress.update(progress.state.file_total, 0, true);
     return;  // fetched before
   }
   const fs::path part = final_path.string() + ".incomplete";
@@ -312,7 +319,8 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     t.resume_from = have;
     t.cancel = cancel;
     std::uint64_t reported = have;
-    t.on_bytes = [&](std::uint64_t bytes) {
+    t.on_bytes = [&](std::uint64_t bytes, std::uint64_t total) {
+      if (progress.state.file_total == 0) progress.state.file_total = total;  // hub gave no size
       progress.update(bytes, bytes > reported ? bytes - reported : 0, false);
       reported = bytes;
     };
@@ -365,6 +373,8 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     }
     fs::rename(part, final_path, ec);
     if (ec) throw DownloadError("cannot rename " + part.string() + ": " + ec.message());
+    progress.state.file_total = size;
+    progress.update(size, 0, true);
     return;
   }
   throw DownloadError("downloading " + url + " failed: " + last_error +
