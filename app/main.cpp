@@ -82,8 +82,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   GuiOptions gui;
-  app.add_option("--model,-m", gui.model,
-                 "lesson, a Hugging Face model folder, or a cached repo id")
+  app.add_option("--model,-m", gui.model, "lesson, a Hugging Face model folder, or a cached repo id")
       ->capture_default_str();
   app.add_option("--text,-t", gui.text, "first sentence (default: the \"bank\" example)");
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
