@@ -137,6 +137,15 @@ TEST_F(HubCacheTest, UnknownSpecSaysWhereItLookedAndWhatToDo) {
   EXPECT_NE(msg.find("attnscope models"), std::string::npos) << msg;
 }
 
+TEST_F(HubCacheTest, UnknownClassicNameSuggestsTheHubsCurrentId) {
+  EXPECT_NE(usage_error_of("gpt2").find("attnscope download openai-community/gpt2"),
+            std::string::npos);
+  EXPECT_NE(
+      usage_error_of("bert-base-uncased").find("attnscope download google-bert/bert-base-uncased"),
+      std::string::npos);
+  EXPECT_NE(usage_error_of("tiny").find("attnscope download ORG/tiny"), std::string::npos);
+}
+
 TEST_F(HubCacheTest, RepoWithoutSnapshotIsReportedAsInterrupted) {
   fs::create_directories(cache / "models--org--m" / "blobs");
   const std::string msg = usage_error_of("org/m");

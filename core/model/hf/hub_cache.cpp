@@ -60,6 +60,21 @@ std::string name_part(const std::string& repo_id) {
   return slash == std::string::npos ? repo_id : repo_id.substr(slash + 1);
 }
 
+// The hub's current id for the classic names it moved under an organization; ORG/NAME otherwise.
+std::string suggested_repo_id(const std::string& spec) {
+  if (spec.find('/') != std::string::npos) return spec;
+  static const std::vector<std::pair<std::string, std::string>> moved = {
+      {"gpt2", "openai-community"},        {"gpt2-medium", "openai-community"},
+      {"gpt2-large", "openai-community"},  {"gpt2-xl", "openai-community"},
+      {"distilgpt2", "distilbert"},        {"bert-base-uncased", "google-bert"},
+      {"bert-base-cased", "google-bert"},  {"bert-large-uncased", "google-bert"},
+      {"bert-large-cased", "google-bert"}, {"bert-base-multilingual-cased", "google-bert"},
+      {"bert-base-chinese", "google-bert"}};
+  for (const auto& [name, org] : moved)
+    if (spec == name) return org + "/" + name;
+  return "ORG/" + spec;
+}
+
 std::vector<fs::path> sorted_entries(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -235,11 +250,11 @@ fs::path resolve_model_spec(const std::string& spec) {
     }
   }
   std::ostringstream msg;
-  msg << "no model '" << spec << "' found. Looked in:";
-  for (const std::string& place : search.looked) msg << ' ' << place << ';';
+  msg << "no model '" << spec << "' found. Looked in: ";
+  for (size_t i = 0; i < search.looked.size(); ++i) msg << (i ? "; " : "") << search.looked[i];
   msg << " (hub cache from " << hub_cache_origin() << ").";
   for (const std::string& note : search.notes) msg << ' ' << note << '.';
-  msg << " Fetch it with `attnscope download " << (has_org ? spec : "ORG/" + spec)
+  msg << " Fetch it with `attnscope download " << suggested_repo_id(spec)
       << "` or see what is here with `attnscope models`.";
   throw UsageError(msg.str());
 }
