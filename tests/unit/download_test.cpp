@@ -185,6 +185,23 @@ TEST_F(DownloadTest, ServerIgnoringRangeRestartsTheFileCleanly) {
   EXPECT_EQ(reqs[0].range, "bytes=5000-");
 }
 
+TEST_F(DownloadTest, PartialFileTheServerCannotContinueStartsOver) {
+  // Without sizes from the API a leftover part can be as long as the file: the server answers 416.
+  nlohmann::json siblings = nlohmann::json::array();
+  for (const auto& [name, body] : repo.files) siblings.push_back({{"rfilename", name}});
+  server.serve("/api/models/" + kRepo + "/revision/main",
+               nlohmann::json{{"sha", kSha}, {"siblings", siblings}}.dump());
+  const std::string& weights = repo.files.at("model.safetensors");
+  testing::write_file(snapshot() / "model.safetensors.incomplete",
+                      std::string(weights.size(), 'y'));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), weights);
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].range, "bytes=" + std::to_string(weights.size()) + "-");
+  EXPECT_EQ(reqs[1].range, "");
+}
+
 TEST_F(DownloadTest, UnknownModelIsAClearUsageError) {
   request.repo_id = "test-org/no-such-model";
   try {

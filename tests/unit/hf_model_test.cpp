@@ -125,6 +125,28 @@ TEST_F(HfModelTest, DispatchesGpt2AndBertToTheirLoaders) {
   EXPECT_TRUE(reached_loader(steps, "gpt2"));
 }
 
+TEST_F(HfModelTest, HubSnapshotsWithSymlinksIntoBlobsAreFollowed) {
+  // huggingface_hub stores files in blobs/ and links them from snapshots/<rev>/.
+  fs::path repo = cache / "models--org--linked";
+  write_file(repo / "blobs" / "c1", R"({"model_type": "bert"})");
+  write_file(repo / "blobs" / "w1", "weights");
+  fs::create_directories(repo / "snapshots" / "r1");
+  fs::create_symlink("../../blobs/c1", repo / "snapshots" / "r1" / "config.json");
+  fs::create_symlink("../../blobs/w1", repo / "snapshots" / "r1" / "model.safetensors");
+  write_file(repo / "refs" / "main", "r1");
+  ScopedCwd cwd(tmp.path() / "work");
+  std::vector<std::string> steps;
+  try {
+    open_hf_model("linked", [&](double, const std::string& what) { steps.push_back(what); });
+  } catch (const ModelError&) {
+  }
+  EXPECT_TRUE(reached_loader(steps, "bert"));
+  std::vector<ModelListing> all = list_hf_models();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].kind, "bert");
+  EXPECT_EQ(all[0].note, "");
+}
+
 TEST_F(HfModelTest, UnknownSpecIsAUsageError) {
   ScopedCwd cwd(tmp.path() / "work");
   EXPECT_THROW(open_hf_model("nobody/nothing", {}), UsageError);
