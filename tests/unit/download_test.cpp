@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -200,6 +201,38 @@ TEST_F(DownloadTest, PartialFileTheServerCannotContinueStartsOver) {
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].range, "bytes=" + std::to_string(weights.size()) + "-");
   EXPECT_EQ(reqs[1].range, "");
+}
+
+TEST_F(DownloadTest, SecondDownloadOfTheSameRepoIsRefusedWhileOneRuns) {
+  server.throttle(16384, std::chrono::milliseconds(20));
+  std::atomic<bool> first_started{false}, cancel{false};
+  std::thread first([&] {
+    try {
+      download_model(
+          request,
+          [&](const DownloadProgress& p) {
+            if (p.file_done > 0) first_started = true;
+          },
+          &cancel);
+    } catch (const DownloadCancelled&) {
+    }
+  });
+  for (int i = 0; i < 500 && !first_started; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(first_started);
+  try {
+    download_model(request);
+    ADD_FAILURE() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("already being downloaded"), std::string::npos)
+        << e.what();
+  }
+  cancel = true;
+  first.join();
+  // The lock goes with the first download: now a download runs.
+  server.throttle(0, std::chrono::milliseconds(0));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
 }
 
 TEST_F(DownloadTest, UnknownModelIsAClearUsageError) {

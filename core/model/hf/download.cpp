@@ -1,6 +1,9 @@
 #include "core/model/hf/download.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -381,6 +384,34 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
                       " (run the download again to resume)");
 }
 
+// One download of a repo at a time (two writers would interleave their bytes in FILE.incomplete):
+// an flock on CACHE/.locks/models--ORG--NAME/attnscope.lock, the folder huggingface_hub keeps its
+// own locks in. Released when the process ends, however it ends.
+class RepoLock {
+ public:
+  RepoLock(const fs::path& cache, const std::string& repo_id) {
+    const fs::path dir = cache / ".locks" / repo_folder_name(repo_id);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path file = dir / "attnscope.lock";
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw DownloadError("cannot create " + file.string() + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw DownloadError(repo_id +
+                          " is already being downloaded (by another attnscope); wait for "
+                          "it to finish or stop it");
+    }
+  }
+  ~RepoLock() { ::close(fd_); }
+  RepoLock(const RepoLock&) = delete;
+  RepoLock& operator=(const RepoLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 std::string human_bytes(double bytes) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
@@ -485,7 +516,8 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
                      "downloaded");
   const std::vector<std::string> files = select_model_files(req.repo_id, info.files);
 
-  const fs::path cache = req.cache_dir.empty() ? default_hub_cache() : req.cache_dir;
+  const fs::path cache =
+      req.cache_dir.empty() ? default_hub_cache() : expand_user(req.cache_dir.string());
   const fs::path repo_dir = cache / repo_folder_name(req.repo_id);
   DownloadResult result;
   result.commit = info.sha;
@@ -493,6 +525,7 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
   std::error_code ec;
   fs::create_directories(result.folder, ec);
   if (ec) throw DownloadError("cannot create " + result.folder.string() + ": " + ec.message());
+  const RepoLock lock(cache, req.repo_id);
 
   ProgressReporter progress{progress_fn, {}};
   progress.state.file_count = static_cast<int>(files.size());
