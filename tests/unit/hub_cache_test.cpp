@@ -166,6 +166,18 @@ TEST_F(HubCacheTest, FolderPathsAbsoluteRelativeAndTilde) {
   EXPECT_NE(usage_error_of("./afile").find("is a file"), std::string::npos);
 }
 
+TEST_F(HubCacheTest, StrayFolderWithoutConfigDoesNotHideTheCachedModel) {
+  fs::path work = tmp.path() / "work";
+  fs::create_directories(work / "gpt2" / "src");  // e.g. a source checkout named gpt2
+  fs::path snap = make_snapshot(cache, "openai-community/gpt2", "r1");
+  ScopedCwd cwd(work);
+  EXPECT_EQ(resolve_model_spec("gpt2"), snap);
+  EXPECT_TRUE(fs::equivalent(resolve_model_spec("./gpt2"), work / "gpt2"));  // clearly a path
+  // Nothing cached by that name: the folder it is, so opening it says config.json is missing.
+  fs::create_directories(work / "stray");
+  EXPECT_TRUE(fs::equivalent(resolve_model_spec("stray"), work / "stray"));
+}
+
 TEST_F(HubCacheTest, HubRepoFolderPathOpensItsSnapshot) {
   fs::path snap = make_snapshot(cache, "org/m", "r1");
   EXPECT_EQ(resolve_model_spec((cache / "models--org--m").string()), snap);

@@ -194,16 +194,18 @@ std::optional<fs::path> pick_snapshot(const fs::path& repo_dir) {
 fs::path resolve_model_spec(const std::string& spec) {
   if (spec.empty()) throw UsageError("empty model spec: give a folder or a repo id such as gpt2");
   const fs::path as_path = expand_user(spec);
+  const bool path_like = spec[0] == '/' || spec[0] == '.' || spec[0] == '~' || spec.back() == '/' ||
+                         spec.find('\\') != std::string::npos;
   if (is_dir(as_path)) {
     // A hub repo folder itself (…/models--ORG--NAME) opens its snapshot.
     if (repo_id_from_folder_name(as_path.filename().string()) && is_dir(as_path / "snapshots")) {
       if (std::optional<fs::path> snap = pick_snapshot(as_path)) return *snap;
       throw UsageError(as_path.string() + " has no snapshot (an interrupted download?)");
     }
-    return as_path;
+    // "gpt2" names a folder here only if it is a model (or clearly a path): a stray ./gpt2 source
+    // folder must not hide the cached model.
+    if (path_like || is_file(as_path / "config.json")) return as_path;
   }
-  const bool path_like = spec[0] == '/' || spec[0] == '.' || spec[0] == '~' || spec.back() == '/' ||
-                         spec.find('\\') != std::string::npos;
   if (path_like) {
     std::error_code ec;
     if (fs::exists(as_path, ec))
@@ -249,6 +251,7 @@ fs::path resolve_model_spec(const std::string& spec) {
       throw UsageError(msg);
     }
   }
+  if (is_dir(as_path)) return as_path;  // not a model folder: opening it says what is missing
   std::ostringstream msg;
   msg << "no model '" << spec << "' found. Looked in: ";
   for (size_t i = 0; i < search.looked.size(); ++i) msg << (i ? "; " : "") << search.looked[i];
