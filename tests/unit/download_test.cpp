@@ -384,6 +384,15 @@ TEST(DownloadProgressTest, FractionAndFormatting) {
   EXPECT_DOUBLE_EQ(p.fraction(), 0.5);
   EXPECT_EQ(format_download_progress(p),
             "[2/4] model.safetensors  250.0 MB / 500.0 MB   50%  12.5 MB/s");
+  double fraction = -1;
+  std::string what;
+  download_progress_adapter([&](double f, const std::string& w) {
+    fraction = f;
+    what = w;
+  })(p);
+  EXPECT_DOUBLE_EQ(fraction, 0.5);
+  EXPECT_EQ(what, format_download_progress(p));
+  EXPECT_FALSE(download_progress_adapter({}));
 }
 
 }  // namespace

@@ -445,6 +445,13 @@ std::string format_download_progress(const DownloadProgress& p) {
   return s;
 }
 
+DownloadProgressFn download_progress_adapter(ProgressFn progress) {
+  if (!progress) return {};
+  return [progress = std::move(progress)](const DownloadProgress& p) {
+    progress(p.fraction(), format_download_progress(p));
+  };
+}
+
 std::string hub_endpoint() {
   const char* env = std::getenv("HF_ENDPOINT");
   std::string e = env && *env ? env : "https://huggingface.co";

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/model.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -50,8 +51,12 @@ struct DownloadProgress {
 // file completes.
 using DownloadProgressFn = std::function<void(const DownloadProgress&)>;
 
-// "[2/6] model.safetensors  120.5/548.1 MB  22%  11.3 MB/s" for progress bars and status lines.
+// "[2/6] model.safetensors  120.5 MB / 548.1 MB   22%  11.3 MB/s" for progress bars and status
+// lines.
 std::string format_download_progress(const DownloadProgress& progress);
+
+// For callers that show any long operation the same way: reports (fraction(), the line above).
+DownloadProgressFn download_progress_adapter(ProgressFn progress);
 
 struct DownloadResult {
   std::filesystem::path folder;  // the snapshot folder: open_model(folder) or the repo id opens it
