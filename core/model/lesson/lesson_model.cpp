@@ -106,7 +106,7 @@ class LessonModel final : public Model {
     const float s = input_scale(options_.beta, d_head);
     for (int h = 0; h < options_.heads; ++h) {
       // Head h: P [n x d_head] = X · R_h, rows back to unit length (zero rows stay zero), times s.
-      Matrix p = x * projections_[h];
+      Matrix p = options_.heads == 1 ? x : Matrix(x * projections_[h]);  // one head: R = I
       for (int i = 0; i < n; ++i) {
         float norm = p.row(i).norm();
         if (norm > 1e-12f) p.row(i) *= s / norm;
