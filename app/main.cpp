@@ -39,7 +39,7 @@ int cmd_export(const std::string& model_spec, const std::string& text, const std
 
 int cmd_tokenize(const std::string& model_spec, const std::string& text, bool special) {
   auto model = open_model(model_spec);
-  nlohmann::json doc = {{"tokens", tokens_to_json(model->tokenize(text), special)}};
+  nlohmann::ordered_json doc = {{"tokens", tokens_to_json(model->tokenize(text), special)}};
   std::cout << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   return 0;
 }
