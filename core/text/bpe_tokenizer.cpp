@@ -1,26 +1,18 @@
 #include "core/text/bpe_tokenizer.h"
 
 #include <array>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <queue>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/text/added_tokens.h"
+#include "core/text/tokenizer_common.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
 
 namespace attnscope {
 namespace {
-
-// Lets unordered_map<std::string, …> be searched with a string_view without building a string.
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using PieceToId = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
 // GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
 // mapped in order onto U+0100, U+0101, … so that every byte is a visible, non-space character.
@@ -32,22 +24,6 @@ std::array<char32_t, 256> bytes_to_unicode() {
     table[b] = printable ? static_cast<char32_t>(b) : next_free++;
   }
   return table;
-}
-
-std::string read_file(const std::filesystem::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError("cannot open the " + std::string(what) + " " + path.string());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-nlohmann::json parse_json(const std::filesystem::path& path, const char* what) {
-  try {
-    return nlohmann::json::parse(read_file(path, what));
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(path.string() + " is not valid JSON: " + e.what());
-  }
 }
 
 std::uint64_t pair_key(int left, int right) {
@@ -246,9 +222,9 @@ PieceToId vocab_from_json(const nlohmann::json& json, const std::string& where) 
 BpeTokenizer BpeTokenizer::from_files(const std::filesystem::path& vocab_json,
                                       const std::filesystem::path& merges_txt) {
   auto impl = std::make_unique<Impl>();
-  impl->set_vocab(vocab_from_json(parse_json(vocab_json, "vocabulary"), vocab_json.string()));
+  impl->set_vocab(vocab_from_json(read_json_file(vocab_json, "vocabulary"), vocab_json.string()));
 
-  const std::string merges = read_file(merges_txt, "merges file");
+  const std::string merges = read_text_file(merges_txt, "merges file");
   std::size_t line_start = 0;
   int rank = 0;
   int line_number = 0;
@@ -280,7 +256,7 @@ BpeTokenizer BpeTokenizer::from_files(const std::filesystem::path& vocab_json,
 }
 
 BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_json) {
-  const nlohmann::json json = parse_json(tokenizer_json, "tokenizer file");
+  const nlohmann::json json = read_json_file(tokenizer_json, "tokenizer file");
   const std::string where = tokenizer_json.string();
   const auto& model = json.contains("model") ? json["model"] : nlohmann::json();
   if (!model.is_object() || model.value("type", std::string()) != "BPE") {
