@@ -1,5 +1,6 @@
 #include "core/text/bpe_tokenizer.h"
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -87,6 +88,7 @@ struct BpeTokenizer::Impl {
   std::vector<AddedToken> added;
   bool add_prefix_space = false;
   bool trim_offsets = false;
+  std::string merge_scratch;  // reused while loading, to build "left" + "right" without allocating
 
   mutable std::mutex cache_mutex;
   mutable std::unordered_map<std::string, WordPieces, StringHash, std::equal_to<>> cache;
@@ -95,7 +97,8 @@ struct BpeTokenizer::Impl {
   void add_merge(std::string_view left, std::string_view right, int rank);
   void add_token(const AddedToken& token);
   WordPieces bpe(std::string_view word) const;
-  WordPieces bpe_cached(std::string_view word) const;
+  // Sets `out` to the BPE of `word`, from the cache when it is there.
+  void bpe_cached(std::string_view word, WordPieces& out) const;
 };
 
 void BpeTokenizer::Impl::set_vocab(PieceToId vocab_in) {
@@ -120,10 +123,9 @@ void BpeTokenizer::Impl::set_vocab(PieceToId vocab_in) {
 void BpeTokenizer::Impl::add_merge(std::string_view left, std::string_view right, int rank) {
   const auto left_it = vocab.find(left);
   const auto right_it = vocab.find(right);
-  std::string merged;
-  merged.reserve(left.size() + right.size());
-  merged.append(left).append(right);
-  const auto merged_it = vocab.find(merged);
+  merge_scratch.assign(left);
+  merge_scratch.append(right);
+  const auto merged_it = vocab.find(merge_scratch);
   if (left_it == vocab.end() || right_it == vocab.end() || merged_it == vocab.end()) {
     throw ModelError("merge \"" + std::string(left) + " " + std::string(right) +
                      "\" uses a token that is not in the vocabulary");
@@ -185,17 +187,23 @@ WordPieces BpeTokenizer::Impl::bpe(std::string_view word) const {
   return result;
 }
 
-WordPieces BpeTokenizer::Impl::bpe_cached(std::string_view word) const {
-  if (word.size() > kMaxCachedWordBytes) return bpe(word);
+void BpeTokenizer::Impl::bpe_cached(std::string_view word, WordPieces& out) const {
+  if (word.size() > kMaxCachedWordBytes) {
+    out = bpe(word);
+    return;
+  }
   {
     std::lock_guard lock(cache_mutex);
     const auto it = cache.find(word);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end()) {
+      out.ids.assign(it->second.ids.begin(), it->second.ids.end());
+      out.lengths.assign(it->second.lengths.begin(), it->second.lengths.end());
+      return;
+    }
   }
-  WordPieces result = bpe(word);
+  out = bpe(word);
   std::lock_guard lock(cache_mutex);
-  if (cache.size() < kCacheCapacity) cache.emplace(std::string(word), result);
-  return result;
+  if (cache.size() < kCacheCapacity) cache.emplace(std::string(word), out);
 }
 
 BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -222,9 +230,10 @@ PieceToId vocab_from_json(const nlohmann::json& json, const std::string& where) 
 BpeTokenizer BpeTokenizer::from_files(const std::filesystem::path& vocab_json,
                                       const std::filesystem::path& merges_txt) {
   auto impl = std::make_unique<Impl>();
-  impl->set_vocab(vocab_from_json(read_json_file(vocab_json, "vocabulary"), vocab_json.string()));
+  impl->set_vocab(read_vocab_json(vocab_json));
 
   const std::string merges = read_text_file(merges_txt, "merges file");
+  impl->merges.reserve(static_cast<std::size_t>(std::count(merges.begin(), merges.end(), '\n')));
   std::size_t line_start = 0;
   int rank = 0;
   int line_number = 0;
@@ -387,6 +396,7 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
   }
 
   std::string word;
+  WordPieces pieces;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
       const AddedToken& added = impl_->added[piece.added_index];
@@ -404,7 +414,7 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
       word.clear();
       if (prefix) word.push_back(' ');
       word.append(text.substr(begin, end - begin));
-      const WordPieces pieces = impl_->bpe_cached(word);
+      impl_->bpe_cached(word, pieces);
       int offset = begin - prefix;  // byte in `text` where the current piece starts
       for (std::size_t k = 0; k < pieces.ids.size(); ++k) {
         const int first_byte = std::max(offset, begin);
