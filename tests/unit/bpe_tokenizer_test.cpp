@@ -1,9 +1,8 @@
-// GPT-2 byte-level BPE against known ids, hand-derived pre-tokenization and gpt-3-encoder (an
-// independent JavaScript implementation run with node). Data: scripts/fetch_test_data.sh.
+// GPT-2 byte-level BPE against known ids, hand-derived pre-tokenization, Hugging Face's tokenizers
+// (its Rust library through the official Node binding) and gpt-3-encoder (an independent
+// JavaScript port of OpenAI's encoder.py). Data: scripts/fetch_test_data.sh.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include "core/text/bpe_tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
+#include "tests/tools/node_reference.h"
 
 namespace attnscope {
 namespace {
@@ -50,24 +50,38 @@ class Gpt2Bpe : public ::testing::Test {
 
   // Runs gpt-3-encoder over `inputs` and returns its ids for each.
   static std::vector<std::vector<int>> reference_ids(const std::vector<std::string>& inputs) {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attnscope_bpe_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const fs::path in = dir / "in.json";
-    const fs::path out = dir / "out.json";
-    std::ofstream(in) << nlohmann::json(inputs).dump();
-    const std::string command = "node '" + kReferenceScript.string() + "' '" +
-                                (kEncoderDir / "Encoder.js").string() + "' '" + in.string() +
-                                "' '" + out.string() + "'";
-    const int status = std::system(command.c_str());
-    std::vector<std::vector<int>> result;
-    if (status == 0) {
-      std::ifstream stream(out);
-      result = nlohmann::json::parse(stream).get<std::vector<std::vector<int>>>();
+    const nlohmann::json json = testing::run_node_reference(
+        "gpt3_encoder_reference.js", {(kEncoderDir / "Encoder.js").string()}, inputs);
+    return json.is_array() ? json.get<std::vector<std::vector<int>>>()
+                           : std::vector<std::vector<int>>{};
+  }
+
+  // Compares ids, pieces and byte offsets with Hugging Face's tokenizers; returns the mismatches.
+  int compare_with_hf(const std::vector<std::string>& inputs, int report_at_most) const {
+    const auto expected = testing::hf_reference("gpt2", inputs);
+    EXPECT_EQ(expected.size(), inputs.size());
+    if (expected.size() != inputs.size()) return -1;
+    int mismatches = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const Tokens tokens = tok().encode(inputs[i]);
+      std::vector<std::string> pieces;
+      std::vector<std::pair<int, int>> offsets;
+      for (const Token& t : tokens) {
+        pieces.push_back(t.text);
+        offsets.emplace_back(t.start, t.end);
+      }
+      if (ids_of(tokens) != expected[i].ids || pieces != expected[i].tokens ||
+          offsets != expected[i].offsets) {
+        if (++mismatches <= report_at_most) {
+          ADD_FAILURE() << "differs from Hugging Face for \"" << inputs[i] << "\"\n  ids "
+                        << ::testing::PrintToString(ids_of(tokens)) << " vs "
+                        << ::testing::PrintToString(expected[i].ids) << "\n  offsets "
+                        << ::testing::PrintToString(offsets) << " vs "
+                        << ::testing::PrintToString(expected[i].offsets);
+        }
+      }
     }
-    fs::remove_all(dir);
-    EXPECT_EQ(status, 0) << "running the node reference failed: " << command;
-    return result;
+    return mismatches;
   }
 
   static BpeTokenizer* tokenizer_;
@@ -173,9 +187,9 @@ TEST_F(Gpt2Bpe, EndOfTextIsRecognisedInText) {
   EXPECT_EQ(tokens[1].end, 14);
 }
 
-TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnTrickyStrings) {
-  // Strings without U+0085, U+FEFF or <|endoftext|>: there gpt-3-encoder differs from Hugging Face.
-  const std::vector<std::string> inputs = {
+// Strings without U+0085, U+FEFF or <|endoftext|>: there gpt-3-encoder differs from Hugging Face.
+std::vector<std::string> tricky_strings() {
+  return {
       "Hello world",
       " Hello world",
       "I'm sure you'll see they've done what we'd said, isn't it? It'S OK'",
@@ -205,6 +219,41 @@ TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnTrickyStrings) {
       "\n",
       "",
   };
+}
+
+TEST_F(Gpt2Bpe, MatchesHuggingFaceOnTrickyStrings) {
+  std::vector<std::string> inputs = tricky_strings();
+  // Where gpt-3-encoder's JavaScript \s differs from Hugging Face's, and the added token.
+  for (const char* extra : {"a\u0085b", "a \u0085 b\u0085", "x\uFEFFy \uFEFF z", "\uFEFF\uFEFF",
+                            "\u0085\u0085\u0085word", "<|endoftext|>", "a<|endoftext|>b",
+                            " <|endoftext|> ", "<|endoftext|><|endoftext|>", "<|endoftext"}) {
+    inputs.push_back(extra);
+  }
+  EXPECT_EQ(compare_with_hf(inputs, 10), 0);
+}
+
+TEST_F(Gpt2Bpe, MatchesHuggingFaceOnRandomStrings) {
+  const std::vector<std::string> alphabet = {
+      "a", "b", "e", "s", "t", "Z", "Q", "0", "7", " ", " ", " ", "  ", "\n", "\t", "\r\n", "'",
+      "'s", "'ll", "'ve", "'re", "'D", ".", ",", "!", "-", "(", "\"", "é", "ñ", "中", "한", "ب",
+      "न", "\u093e", "\u0301", "Ω", "🤗", "👍", "🏽", "\u200d", "€", "½", "²", "Ⅻ", "１", "\u00a0",
+      "\u3000", "\u2028", "\u2003", "\u0085", "\uFEFF", "\u180E", "\u200b", "<|endoftext|>",
+      "<|", "|>"};
+  std::mt19937 rng(4242);
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<int> length(1, 40);
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 500; ++i) {
+    std::string s;
+    const int n = length(rng);
+    for (int k = 0; k < n; ++k) s += alphabet[pick(rng)];
+    inputs.push_back(s);
+  }
+  EXPECT_EQ(compare_with_hf(inputs, 5), 0);
+}
+
+TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnTrickyStrings) {
+  const std::vector<std::string> inputs = tricky_strings();
   const auto expected = reference_ids(inputs);
   ASSERT_EQ(expected.size(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
