@@ -60,7 +60,8 @@ PieceToId read_vocab_json(const std::filesystem::path& path) {
   VocabSax sax;
   sax.vocab.reserve(65536);
   if (!nlohmann::json::sax_parse(text, &sax) || !sax.problem.empty()) {
-    throw ModelError(path.string() + ": " + (sax.problem.empty() ? "not a vocabulary" : sax.problem));
+    throw ModelError(path.string() + ": " +
+                     (sax.problem.empty() ? "not a vocabulary" : sax.problem));
   }
   return std::move(sax.vocab);
 }

@@ -135,13 +135,14 @@ std::vector<NormalizedChar> WordPieceTokenizer::Impl::normalize(std::string_view
       if (c == 0 || c == unicode::kReplacementCharacter || is_bert_control(c)) continue;
       if (is_bert_white_space(c)) c = ' ';
     }
+    // CJK compatibility ideographs (U+F900..U+FAFF) decompose too: check before the CJK spacing.
+    needs_nfd = needs_nfd || c >= 0xC0;
     if (options.split_cjk && is_chinese_char(c)) {
       chars.push_back({' ', start, end});
       chars.push_back({c, start, end});
       chars.push_back({' ', start, end});
       continue;
     }
-    needs_nfd = needs_nfd || c >= 0xC0;
     chars.push_back({c, start, end});
   }
   if (options.strip_accents && needs_nfd) {
