@@ -73,6 +73,32 @@ struct WordPieces {
   std::vector<int> lengths;
 };
 
+// Hugging Face's ByteLevel post-processor with trim_offsets: a token's offsets leave out the
+// spaces at its ends, counted in characters of its piece ("Ġ" or white space). Its rule that the
+// first token keeps one leading space when add_prefix_space is on is kept too.
+void trim_space_from_offsets(Tokens& tokens, bool add_prefix_space) {
+  auto is_space = [](char32_t c) { return c == 0x120 || unicode::is_white_space(c); };
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Token& token = tokens[i];
+    const std::vector<unicode::CodePoint> chars = unicode::decode_utf8(token.text);
+    int leading = 0;
+    while (leading < static_cast<int>(chars.size()) && is_space(chars[leading].value)) ++leading;
+    int trailing = 0;
+    while (trailing < static_cast<int>(chars.size()) &&
+           is_space(chars[chars.size() - 1 - trailing].value)) {
+      ++trailing;
+    }
+    if (leading > 0) {
+      const bool is_first = i == 0 || token.start == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      token.start = std::min(token.start + leading, token.end);
+    }
+    if (trailing > 0 && token.end >= trailing) {
+      token.end = std::max(token.end - trailing, token.start);
+    }
+  }
+}
+
 constexpr std::size_t kCacheCapacity = 10000;  // Hugging Face's default BPE cache size
 constexpr std::size_t kMaxCachedWordBytes = 256;
 
@@ -395,55 +421,44 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
     offset += static_cast<std::size_t>(cp.length);
   }
 
-  std::string word;
+  std::string prefixed_segment;
   WordPieces pieces;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
+      // The piece is the matched text, white space taken by lstrip/rstrip included.
       const AddedToken& added = impl_->added[piece.added_index];
-      tokens.push_back({added.id, added.content, piece.start, piece.end, false, false});
+      tokens.push_back({added.id, std::string(text.substr(piece.start, piece.end - piece.start)),
+                        piece.start, piece.end, false, false});
       continue;
     }
     const std::string_view segment = text.substr(piece.start, piece.end - piece.start);
-    bool prefix_pending = impl_->add_prefix_space && !segment.starts_with(' ');
-    for (const auto& [word_start, word_end] : pre_tokenize(segment)) {
-      const int begin = piece.start + word_start;
-      const int end = piece.start + word_end;
-      // The prefix space joins the first word and is aligned with its first character.
-      const int prefix = prefix_pending ? 1 : 0;
-      prefix_pending = false;
-      word.clear();
-      if (prefix) word.push_back(' ');
-      word.append(text.substr(begin, end - begin));
-      impl_->bpe_cached(word, pieces);
-      int offset = begin - prefix;  // byte in `text` where the current piece starts
+    // add_prefix_space puts a space in front of the segment before the pattern runs, aligned with
+    // the segment's first character (as Hugging Face's NormalizedString::prepend aligns it).
+    const bool prefixed = impl_->add_prefix_space && !segment.starts_with(' ');
+    std::string_view source = segment;
+    if (prefixed) {
+      prefixed_segment.assign(1, ' ');
+      prefixed_segment.append(segment);
+      source = prefixed_segment;
+    }
+    const int shift = prefixed ? 1 : 0;
+    // Byte `p` of `source` as a byte of `text`.
+    auto text_byte = [&](int p) { return piece.start + std::max(p - shift, 0); };
+    for (const auto& [word_start, word_end] : pre_tokenize(source)) {
+      impl_->bpe_cached(source.substr(word_start, word_end - word_start), pieces);
+      int offset = word_start;  // byte of `source` where the current piece starts
       for (std::size_t k = 0; k < pieces.ids.size(); ++k) {
-        const int first_byte = std::max(offset, begin);
-        const int last_byte = std::max(offset + pieces.lengths[k] - 1, begin);
         Token token;
         token.id = pieces.ids[k];
         token.text = impl_->pieces[token.id];
-        token.start = char_start[first_byte];
-        token.end = char_end[last_byte];
-        if (impl_->trim_offsets) {
-          // Hugging Face's ByteLevel post-processor: offsets leave out leading/trailing spaces.
-          std::size_t leading = 0;
-          std::size_t trailing = 0;
-          const std::string_view bytes =
-              std::string_view(word).substr(offset - (begin - prefix), pieces.lengths[k]);
-          while (leading < bytes.size() && bytes[leading] == ' ') ++leading;
-          while (trailing < bytes.size() && bytes[bytes.size() - 1 - trailing] == ' ') ++trailing;
-          if (leading > 0 && prefix && k == 0 && leading == 1) leading = 0;
-          if (leading > 0)
-            token.start = std::min(token.start + static_cast<int>(leading), token.end);
-          if (trailing > 0 && token.end >= static_cast<int>(trailing)) {
-            token.end = std::max(token.end - static_cast<int>(trailing), token.start);
-          }
-        }
+        token.start = char_start[text_byte(offset)];
+        token.end = char_end[text_byte(offset + pieces.lengths[k] - 1)];
         tokens.push_back(std::move(token));
         offset += pieces.lengths[k];
       }
     }
   }
+  if (impl_->trim_offsets) trim_space_from_offsets(tokens, impl_->add_prefix_space);
   return tokens;
 }
 

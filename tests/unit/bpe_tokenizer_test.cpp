@@ -58,12 +58,16 @@ class Gpt2Bpe : public ::testing::Test {
 
   // Compares ids, pieces and byte offsets with Hugging Face's tokenizers; returns the mismatches.
   int compare_with_hf(const std::vector<std::string>& inputs, int report_at_most) const {
-    const auto expected = testing::hf_reference("gpt2", inputs);
+    return compare_with_hf(tok(), "gpt2", inputs, report_at_most);
+  }
+  static int compare_with_hf(const BpeTokenizer& tokenizer, const std::string& kind,
+                             const std::vector<std::string>& inputs, int report_at_most) {
+    const auto expected = testing::hf_reference(kind, inputs);
     EXPECT_EQ(expected.size(), inputs.size());
     if (expected.size() != inputs.size()) return -1;
     int mismatches = 0;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const Tokens tokens = tok().encode(inputs[i]);
+      const Tokens tokens = tokenizer.encode(inputs[i]);
       std::vector<std::string> pieces;
       std::vector<std::pair<int, int>> offsets;
       for (const Token& t : tokens) {
@@ -323,8 +327,11 @@ TEST_F(Gpt2Bpe, LongWordsAreHandled) {
   EXPECT_EQ(ids_of(tok().encode(word)), ids_of(tokens));  // cached or not, the same
 }
 
-// Writes a tokenizer.json for GPT-2 from the test vocabulary, merges as strings or as pairs.
-fs::path write_tokenizer_json(bool merges_as_pairs, bool add_prefix_space) {
+// Writes a tokenizer.json for GPT-2 from the test vocabulary, merges as strings or as pairs. The
+// variant adds add_prefix_space, trim_offsets and a "<mask>" token with lstrip (RoBERTa style),
+// the same as hf_tokenizers_reference.js's gpt2-variant.
+fs::path write_tokenizer_json(bool merges_as_pairs, bool variant) {
+  const bool add_prefix_space = variant;
   std::ifstream vocab_stream(kEncoderDir / "encoder.json");
   nlohmann::json vocab = nlohmann::json::parse(vocab_stream);
   std::ifstream merges_stream(kEncoderDir / "vocab.bpe");
@@ -339,21 +346,32 @@ fs::path write_tokenizer_json(bool merges_as_pairs, bool add_prefix_space) {
       merges.push_back(line);
     }
   }
+  nlohmann::json added = nlohmann::json::array();
+  added.push_back({{"id", 50256},
+                   {"content", "<|endoftext|>"},
+                   {"single_word", false},
+                   {"lstrip", false},
+                   {"rstrip", false},
+                   {"normalized", true},
+                   {"special", true}});
+  if (variant) {
+    vocab["<mask>"] = 50257;
+    added.push_back({{"id", 50257},
+                     {"content", "<mask>"},
+                     {"single_word", false},
+                     {"lstrip", true},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
+  }
   nlohmann::json json = {
       {"version", "1.0"},
-      {"added_tokens",
-       {{{"id", 50256},
-         {"content", "<|endoftext|>"},
-         {"single_word", false},
-         {"lstrip", false},
-         {"rstrip", false},
-         {"normalized", true},
-         {"special", true}}}},
+      {"added_tokens", added},
       {"normalizer", nullptr},
       {"pre_tokenizer",
        {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", true}}},
       {"post_processor",
-       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}}},
+       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", variant}}},
       {"model",
        {{"type", "BPE"},
         {"dropout", nullptr},
@@ -382,15 +400,23 @@ TEST_F(Gpt2Bpe, TokenizerJsonGivesTheSameIds) {
   }
 }
 
-TEST_F(Gpt2Bpe, AddPrefixSpaceActsLikeALeadingSpace) {
+TEST_F(Gpt2Bpe, PrefixSpaceTrimmedOffsetsAndLstripMatchHuggingFace) {
   const fs::path path = write_tokenizer_json(false, true);
-  const BpeTokenizer prefixed = BpeTokenizer::from_tokenizer_json(path);
+  const BpeTokenizer variant = BpeTokenizer::from_tokenizer_json(path);
   fs::remove(path);
-  const Tokens tokens = prefixed.encode("Hello world");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{18435, 995}));
+  const Tokens tokens = variant.encode("Hello world");
+  EXPECT_EQ(ids_of(tokens), (std::vector<int>{18435, 995}));  // as " Hello world"
   EXPECT_EQ(tokens[0].start, 0);
   EXPECT_EQ(tokens[0].end, 5);
-  EXPECT_EQ(ids_of(prefixed.encode(" Hello")), (std::vector<int>{18435}));  // no second space
+  EXPECT_EQ(tokens[1].start, 6);  // trimmed: the space is left out
+  EXPECT_EQ(ids_of(variant.encode(" Hello")), (std::vector<int>{18435}));  // no second space
+  std::vector<std::string> inputs = tricky_strings();
+  for (const char* extra :
+       {"a <mask>", "a  <mask> b", "x<mask>", "<mask>", "\t<mask>", "  lead", "trail  ", "a  b\n c",
+        "<mask><mask> <|endoftext|> <mask>", "\u3000<mask>", "\u00a0 x"}) {
+    inputs.push_back(extra);
+  }
+  EXPECT_EQ(compare_with_hf(variant, "gpt2-variant", inputs, 10), 0);
 }
 
 TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
