@@ -3,11 +3,13 @@
 // JavaScript port of OpenAI's encoder.py). Data: scripts/fetch_test_data.sh.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "core/text/bpe_tokenizer.h"
 #include "core/text/unicode.h"
@@ -419,6 +421,31 @@ TEST_F(Gpt2Bpe, PrefixSpaceTrimmedOffsetsAndLstripMatchHuggingFace) {
   EXPECT_EQ(compare_with_hf(variant, "gpt2-variant", inputs, 10), 0);
 }
 
+TEST_F(Gpt2Bpe, EncodingFromSeveralThreadsAgrees) {
+  // The app's worker thread and the UI may tokenize at once; the shared word cache must hold up.
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i) {
+    texts.push_back("thread " + std::to_string(i) + " tokenizes word" + std::to_string(i * 7919) +
+                    " and café " + std::string(static_cast<std::size_t>(i % 13), 'z'));
+  }
+  std::vector<std::vector<int>> expected;
+  for (const std::string& t : texts) expected.push_back(ids_of(tok().encode(t)));
+  const BpeTokenizer fresh =
+      BpeTokenizer::from_files(kEncoderDir / "encoder.json", kEncoderDir / "vocab.bpe");
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        const std::size_t k = (i * 31 + static_cast<std::size_t>(t) * 17) % texts.size();
+        if (ids_of(fresh.encode(texts[k])) != expected[k]) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
 TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
   EXPECT_THROW(BpeTokenizer::from_files("/nonexistent/vocab.json", "/nonexistent/merges.txt"),
                ModelError);
@@ -427,6 +454,18 @@ TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
   EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);
   std::ofstream(path) << "{ not json";
   EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);
+  // vocab.json must be one flat {"piece": id} object.
+  const fs::path merges = fs::path(path).concat(".merges");
+  std::ofstream(merges) << "#version: 0.2\n";
+  for (const char* bad : {"[1, 2]", R"({"a": "x"})", R"({"a": {"b": 1}})", R"({"a": -1})", "{"}) {
+    std::ofstream(path) << bad;
+    EXPECT_THROW(BpeTokenizer::from_files(path, merges), ModelError) << bad;
+  }
+  // A merge whose parts are not in the vocabulary.
+  std::ofstream(path) << R"({"a": 0, "b": 1})";
+  std::ofstream(merges) << "#version: 0.2\na b\n";
+  EXPECT_THROW(BpeTokenizer::from_files(path, merges), ModelError);
+  fs::remove(merges);
   fs::remove(path);
 }
 
