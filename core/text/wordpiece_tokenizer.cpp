@@ -88,7 +88,12 @@ struct WordPieceTokenizer::Impl {
 
   void set_vocab(PieceToId vocab_in, const std::string& where);
   std::vector<NormalizedChar> normalize(std::string_view text, int offset) const;
-  void word_pieces(const std::vector<NormalizedChar>& word, Tokens& out) const;
+  // Scratch space one encode() call reuses for every word, so words cost no allocation.
+  struct Scratch {
+    std::string bytes;
+    std::vector<std::size_t> char_offset;
+  };
+  void word_pieces(const std::vector<NormalizedChar>& word, Scratch& scratch, Tokens& out) const;
   Token special_token(int id) const {
     Token t;
     t.id = id;
@@ -131,6 +136,15 @@ std::vector<NormalizedChar> WordPieceTokenizer::Impl::normalize(std::string_view
     const int start = offset + cp.start;
     const int end = start + cp.length;
     char32_t c = cp.value;
+    if (c < 0x80) {  // the common case, decided without any table
+      if (options.clean_text) {
+        const bool tab_or_newline = c == '\t' || c == '\n' || c == '\r';
+        if ((c < 0x20 && !tab_or_newline) || c == 0x7F) continue;  // NUL and the other controls
+        if (tab_or_newline) c = ' ';
+      }
+      chars.push_back({c, start, end});
+      continue;
+    }
     if (options.clean_text) {
       if (c == 0 || c == unicode::kReplacementCharacter || is_bert_control(c)) continue;
       if (is_bert_white_space(c)) c = ' ';
@@ -150,22 +164,25 @@ std::vector<NormalizedChar> WordPieceTokenizer::Impl::normalize(std::string_view
     std::erase_if(chars, [](const NormalizedChar& c) { return unicode::is_nonspacing_mark(c.cp); });
   }
   if (options.lowercase) {
-    std::vector<NormalizedChar> lowered;
-    lowered.reserve(chars.size());
-    for (const NormalizedChar& c : chars) {
-      if (c.cp < 0x80) {
-        lowered.push_back({unicode::to_lower_simple(c.cp), c.start, c.end});
-        continue;
+    // Only U+0130 lowercases to two characters; without it the mapping is done in place.
+    const bool expands = std::any_of(chars.begin(), chars.end(),
+                                     [](const NormalizedChar& c) { return c.cp == 0x130; });
+    if (!expands) {
+      for (NormalizedChar& c : chars) c.cp = unicode::to_lower_simple(c.cp);
+    } else {
+      std::vector<NormalizedChar> lowered;
+      lowered.reserve(chars.size() + 8);
+      for (const NormalizedChar& c : chars) {
+        for (char32_t l : unicode::to_lower_full(c.cp)) lowered.push_back({l, c.start, c.end});
       }
-      for (char32_t l : unicode::to_lower_full(c.cp)) lowered.push_back({l, c.start, c.end});
+      chars = std::move(lowered);
     }
-    chars = std::move(lowered);
   }
   return chars;
 }
 
 void WordPieceTokenizer::Impl::word_pieces(const std::vector<NormalizedChar>& word,
-                                           Tokens& out) const {
+                                           Scratch& scratch, Tokens& out) const {
   auto unknown = [&] {
     Token t;
     t.id = unk_id;
@@ -176,9 +193,10 @@ void WordPieceTokenizer::Impl::word_pieces(const std::vector<NormalizedChar>& wo
     out.push_back(std::move(t));
   };
   if (static_cast<int>(word.size()) > options.max_chars_per_word) return unknown();
-  std::string bytes;
-  std::vector<std::size_t> char_offset;  // byte offset in `bytes` of each character, plus the end
-  char_offset.reserve(word.size() + 1);
+  std::string& bytes = scratch.bytes;
+  std::vector<std::size_t>& char_offset = scratch.char_offset;  // of each character, plus the end
+  bytes.clear();
+  char_offset.clear();
   for (const NormalizedChar& c : word) {
     char_offset.push_back(bytes.size());
     unicode::append_utf8(bytes, c.cp);
@@ -230,9 +248,9 @@ WordPieceTokenizer WordPieceTokenizer::from_vocab_txt(const std::filesystem::pat
     if (end == std::string::npos) end = text.size();
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
-    // transformers' load_vocab strips the line end only; the line number is the id.
+    // As transformers' load_vocab: the line number is the id, the line end is stripped.
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    vocab.emplace(std::string(line), id++);
+    vocab.insert_or_assign(std::string(line), id++);  // a repeated piece: the later id wins
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -323,6 +341,7 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(
 Tokens WordPieceTokenizer::encode(std::string_view text) const {
   Tokens tokens;
   std::vector<NormalizedChar> word;
+  Impl::Scratch scratch;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
       // The piece is the matched text, white space taken by lstrip/rstrip included.
@@ -337,18 +356,18 @@ Tokens WordPieceTokenizer::encode(std::string_view text) const {
     word.clear();
     for (const NormalizedChar& c : chars) {
       if (unicode::is_white_space(c.cp)) {
-        if (!word.empty()) impl_->word_pieces(word, tokens);
+        if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
         word.clear();
       } else if (is_bert_punctuation(c.cp)) {
-        if (!word.empty()) impl_->word_pieces(word, tokens);
+        if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
         word.assign(1, c);
-        impl_->word_pieces(word, tokens);
+        impl_->word_pieces(word, scratch, tokens);
         word.clear();
       } else {
         word.push_back(c);
       }
     }
-    if (!word.empty()) impl_->word_pieces(word, tokens);
+    if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
   }
   return tokens;
 }
