@@ -67,9 +67,11 @@ struct QueuedMerge {
   }
 };
 
-// A word's BPE result: the token ids and the byte length each covers.
+// A word's BPE result: the token ids and the bytes [start, start + length) of the word each covers
+// (a byte missing from the vocabulary has no token, so the pieces need not be contiguous).
 struct WordPieces {
   std::vector<int> ids;
+  std::vector<int> starts;
   std::vector<int> lengths;
 };
 
@@ -208,6 +210,7 @@ WordPieces BpeTokenizer::Impl::bpe(std::string_view word) const {
   for (const Symbol& s : symbols) {
     if (s.length == 0) continue;
     result.ids.push_back(s.id);
+    result.starts.push_back(s.start);
     result.lengths.push_back(s.length);
   }
   return result;
@@ -223,6 +226,7 @@ void BpeTokenizer::Impl::bpe_cached(std::string_view word, WordPieces& out) cons
     const auto it = cache.find(word);
     if (it != cache.end()) {
       out.ids.assign(it->second.ids.begin(), it->second.ids.end());
+      out.starts.assign(it->second.starts.begin(), it->second.starts.end());
       out.lengths.assign(it->second.lengths.begin(), it->second.lengths.end());
       return;
     }
@@ -446,15 +450,15 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
     auto text_byte = [&](int p) { return piece.start + std::max(p - shift, 0); };
     for (const auto& [word_start, word_end] : pre_tokenize(source)) {
       impl_->bpe_cached(source.substr(word_start, word_end - word_start), pieces);
-      int offset = word_start;  // byte of `source` where the current piece starts
       for (std::size_t k = 0; k < pieces.ids.size(); ++k) {
+        const int first = word_start + pieces.starts[k];  // bytes of `source`
+        const int last = first + pieces.lengths[k] - 1;
         Token token;
         token.id = pieces.ids[k];
         token.text = impl_->pieces[token.id];
-        token.start = char_start[text_byte(offset)];
-        token.end = char_end[text_byte(offset + pieces.lengths[k] - 1)];
+        token.start = char_start[text_byte(first)];
+        token.end = char_end[text_byte(last)];
         tokens.push_back(std::move(token));
-        offset += pieces.lengths[k];
       }
     }
   }

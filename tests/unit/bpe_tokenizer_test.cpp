@@ -30,6 +30,11 @@ std::vector<int> ids_of(const Tokens& tokens) {
   for (const Token& t : tokens) ids.push_back(t.id);
   return ids;
 }
+std::vector<std::pair<int, int>> offsets_of(const Tokens& tokens) {
+  std::vector<std::pair<int, int>> offsets;
+  for (const Token& t : tokens) offsets.emplace_back(t.start, t.end);
+  return offsets;
+}
 
 class Gpt2Bpe : public ::testing::Test {
  protected:
@@ -444,6 +449,27 @@ TEST_F(Gpt2Bpe, EncodingFromSeveralThreadsAgrees) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(BpeTokenizerSmall, MergesByRankAndDropsBytesMissingFromTheVocabulary) {
+  // A hand-made vocabulary: "x" is missing (Hugging Face's BPE without unk_token drops it), and
+  // "b c" outranks "a b", so "abc" becomes "a" + "bc", not "ab" + "c".
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnscope_small_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "vocab.json")
+      << R"({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "Ġ": 5, "Ġa": 6})";
+  std::ofstream(dir / "merges.txt") << "#version: 0.2\nb c\na b\nĠ a\n";
+  const BpeTokenizer small = BpeTokenizer::from_files(dir / "vocab.json", dir / "merges.txt");
+  fs::remove_all(dir);
+  EXPECT_EQ(small.vocab_size(), 7);
+  const Tokens abc = small.encode("abc");
+  EXPECT_EQ(ids_of(abc), (std::vector<int>{0, 4}));
+  // " ab": "a b" (rank 1) merges before "Ġ a" (rank 2) could.
+  const Tokens tokens = small.encode("xab ab");
+  EXPECT_EQ(ids_of(tokens), (std::vector<int>{3, 5, 3}));
+  EXPECT_EQ(offsets_of(tokens), (std::vector<std::pair<int, int>>{{1, 3}, {3, 4}, {4, 6}}));
+  EXPECT_EQ(ids_of(small.encode(" a")), (std::vector<int>{6}));
 }
 
 TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
