@@ -41,6 +41,20 @@ int cmd_tokenize(const std::string& model_spec, const std::string& text, bool sp
   return 0;
 }
 
+// Which compute backends this machine can use, and why not.
+int cmd_backends() {
+  SelectedBackend cpu = select_backend(BackendChoice::kCpu);
+  std::printf("cpu   available    %s\n", cpu.backend->description().c_str());
+  std::string why;
+  if (auto cuda = try_cuda_backend(why))
+    std::printf("cuda  available    %s\n", cuda->description().c_str());
+  else
+    std::printf("cuda  unavailable  %s\n", why.c_str());
+  SelectedBackend chosen = select_backend(BackendChoice::kAuto);
+  std::printf("auto  uses %s\n", chosen.backend->name() == "cuda" ? "CUDA" : "the CPU");
+  return 0;
+}
+
 int cmd_models() {
   for (const ModelListing& m : list_models()) {
     std::printf("%-28s %-8s %s%s%s\n", m.spec.c_str(), m.kind.c_str(), m.where.c_str(),
@@ -57,7 +71,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   GuiOptions gui;
-  app.add_option("--model,-m", gui.model, "lesson, a Hugging Face model folder, or a cached repo id")
+  app.add_option("--model,-m", gui.model,
+                 "lesson, a Hugging Face model folder, or a cached repo id")
       ->capture_default_str();
   app.add_option("--text,-t", gui.text, "first sentence (default: the \"bank\" example)");
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
@@ -89,6 +104,8 @@ int main(int argc, char** argv) {
   tok->add_flag("--special", special, "include added special tokens ([CLS], [SEP])");
 
   auto* models = app.add_subcommand("models", "list the models attnscope can open");
+  auto* backends =
+      app.add_subcommand("backends", "list the compute backends and whether they work here");
 
   try {
     app.parse(argc, argv);
@@ -101,6 +118,7 @@ int main(int argc, char** argv) {
     if (*exp) return cmd_export(model, text, backend, out);
     if (*tok) return cmd_tokenize(model, text, special);
     if (*models) return cmd_models();
+    if (*backends) return cmd_backends();
     return run_gui(gui);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "attnscope: %s\n", e.what());

@@ -4,8 +4,8 @@ namespace attnscope {
 
 namespace {
 nlohmann::json token_json(const Token& t) {
-  nlohmann::json j = {{"id", t.id},       {"text", t.text},        {"start", t.start},
-                      {"end", t.end},     {"special", t.special}};
+  nlohmann::json j = {
+      {"id", t.id}, {"text", t.text}, {"start", t.start}, {"end", t.end}, {"special", t.special}};
   if (t.unknown) j["unknown"] = true;
   return j;
 }
