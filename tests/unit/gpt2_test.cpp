@@ -1,5 +1,6 @@
 // GPT-2 forward pass against golden data from an independent PyTorch implementation
-// (tools/reference/hf_reference.py, float64) on the tiny fixture models (tools/make_fixture_models).
+// (tools/reference/hf_reference.py, float64) on the tiny fixture models
+// (tools/make_fixture_models).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -57,18 +58,20 @@ TEST_P(Gpt2GoldenTest, MatchesPytorchReference) {
     for (int l = 0; l < 2; ++l) {
       for (int h = 0; h < 4; ++h) {
         const Matrix& a = t.attention[l][h];
-        worst_attention = std::max(worst_attention, max_abs_diff(a, to_matrix(c["attention"][l][h])));
+        worst_attention =
+            std::max(worst_attention, max_abs_diff(a, to_matrix(c["attention"][l][h])));
         for (int i = 0; i < n; ++i) {
           EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
           for (int j = i + 1; j < n; ++j) EXPECT_EQ(a(i, j), 0.0f) << "causal mask leaks";
         }
       }
     }
-    worst_hidden = std::max(worst_hidden, max_abs_diff(out.final_hidden, to_matrix(c["final_hidden"])));
+    worst_hidden =
+        std::max(worst_hidden, max_abs_diff(out.final_hidden, to_matrix(c["final_hidden"])));
     const auto logit_ids = c["logit_ids"].get<std::vector<int>>();
     for (std::size_t i = 0; i < logit_ids.size(); ++i)
-      worst_logit = std::max(worst_logit, std::abs(out.last_logits[logit_ids[i]] -
-                                                   c["logits"][i].get<float>()));
+      worst_logit = std::max(worst_logit,
+                             std::abs(out.last_logits[logit_ids[i]] - c["logits"][i].get<float>()));
     ASSERT_EQ(t.predictions.size(), 10u);
     const auto top_ids = c["top_ids"].get<std::vector<int>>();
     for (int i = 0; i < 10; ++i) {
@@ -160,7 +163,9 @@ class Gpt2BrokenFolderTest : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(Gpt2BrokenFolderTest, GoodConfigLoads) { EXPECT_EQ(load_error(config()), "(no error)"); }
+TEST_F(Gpt2BrokenFolderTest, GoodConfigLoads) {
+  EXPECT_EQ(load_error(config()), "(no error)");
+}
 
 TEST_F(Gpt2BrokenFolderTest, MissingTensorIsNamed) {
   nlohmann::json c = config();
