@@ -62,7 +62,9 @@ TEST_P(BertGoldenTest, MatchesPytorchReference) {
         worst_attention =
             std::max(worst_attention, max_abs_diff(a, to_matrix(c["attention"][l][h])));
         for (int i = 0; i < n; ++i) EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
-        if (n > 1) EXPECT_GT(a(0, n - 1), 0.0f) << "BERT attends in both directions";
+        if (n > 1) {
+          EXPECT_GT(a(0, n - 1), 0.0f) << "BERT attends in both directions";
+        }
       }
     }
     worst_hidden =

@@ -77,9 +77,11 @@ BertNetwork BertNetwork::load(const std::filesystem::path& folder, const Progres
     if (progress) progress(static_cast<double>(i) / c.layers, "loading layer " + std::to_string(i));
     const std::string p = "encoder.layer." + std::to_string(i);
     TransformerLayerWeights l;
-    l.qkv =
-        fuse_qkv(linear(p + ".attention.self.query", d, d), linear(p + ".attention.self.key", d, d),
-                 linear(p + ".attention.self.value", d, d));
+    // Separate statements: the missing-tensor message names the first one missing, in order.
+    const LinearWeights q = linear(p + ".attention.self.query", d, d);
+    const LinearWeights k = linear(p + ".attention.self.key", d, d);
+    const LinearWeights v = linear(p + ".attention.self.value", d, d);
+    l.qkv = fuse_qkv(q, k, v);
     l.attention_out = linear(p + ".attention.output.dense", d, d);
     l.ln_attention = ln(p + ".attention.output.LayerNorm");
     l.mlp_up = linear(p + ".intermediate.dense", d, c.d_ff);
