@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/text/token.h"
 
@@ -18,10 +20,17 @@ class BpeTokenizer {
   static BpeTokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json);
 
   // Token byte offsets refer to `text`. Invalid UTF-8 never throws.
+  // Token `text` is the vocabulary piece as Hugging Face's `tokens` shows it ("Ġworld"); offsets
+  // cover whole code points, so a piece holding part of a multi-byte character (an emoji split into
+  // bytes) spans that whole character, like Hugging Face's offsets.
   Tokens encode(std::string_view text) const;
-  std::string id_to_token(int id) const;  // the vocabulary string (byte-level alphabet)
-  std::string decode(int id) const;       // the bytes it stands for
-  int vocab_size() const;
+  std::string id_to_token(int id) const;          // the vocabulary string (byte-level alphabet)
+  std::string decode(int id) const;               // the bytes it stands for
+  int vocab_size() const;                         // largest id + 1 (50257 for GPT-2)
+  int token_to_id(std::string_view piece) const;  // -1 if absent
+
+  // GPT-2's pre-tokenization regex alone: the byte ranges [start, end) of the words of `text`.
+  static std::vector<std::pair<int, int>> pre_tokenize(std::string_view text);
 
   BpeTokenizer(BpeTokenizer&&) noexcept;
   BpeTokenizer& operator=(BpeTokenizer&&) noexcept;

@@ -10,10 +10,12 @@
 namespace attnscope {
 
 struct WordPieceOptions {
-  bool lowercase = true;      // bert-base-uncased; false for cased models
-  bool strip_accents = true;  // defaults to `lowercase`, as in Hugging Face
-  bool split_cjk = true;      // tokenize_chinese_chars
+  bool lowercase = true;  // bert-base-uncased; false for cased models
+  bool strip_accents =
+      true;               // defaults to `lowercase`, as in Hugging Face: set both for cased models
+  bool split_cjk = true;  // tokenize_chinese_chars
   int max_chars_per_word = 100;
+  bool clean_text = true;  // drop control characters and U+FFFD, turn white space into U+0020
 };
 
 class WordPieceTokenizer {
@@ -22,13 +24,19 @@ class WordPieceTokenizer {
                                            const WordPieceOptions& options);
   static WordPieceTokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json);
 
-  // Without [CLS]/[SEP]; offsets refer to `text`. Invalid UTF-8 never throws.
+  // Without [CLS]/[SEP]; offsets refer to `text`. Invalid UTF-8 never throws: each invalid byte
+  // counts as U+FFFD, which the clean-up drops (as Hugging Face does after Python replaced it).
+  // Token `text` is the vocabulary piece ("##aff", "[UNK]"); an unknown word is one [UNK] token
+  // (`unknown` true) spanning the word. Offsets map through lowercasing and accent stripping back
+  // to the original bytes. Special tokens typed in the text ("[MASK]") are recognised as
+  // Hugging Face does, with their real offsets and `special` false.
   Tokens encode(std::string_view text) const;
   // [CLS] + encode(text) + [SEP], specials marked with start = end = -1.
   Tokens encode_with_specials(std::string_view text) const;
   int token_to_id(const std::string& piece) const;  // -1 if absent
   std::string id_to_token(int id) const;
   int vocab_size() const;
+  const WordPieceOptions& options() const;
 
   WordPieceTokenizer(WordPieceTokenizer&&) noexcept;
   WordPieceTokenizer& operator=(WordPieceTokenizer&&) noexcept;

@@ -1,0 +1,40 @@
+#pragma once
+// Small pieces the tokenizers share: file reading with user-facing errors, string-keyed maps.
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/util/error.h"
+
+namespace attnscope {
+
+// Lets unordered_map<std::string, …> be searched with a string_view without building a string.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using PieceToId = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+
+// `what` names the file for the message ("vocabulary", "merges file").
+inline std::string read_text_file(const std::filesystem::path& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError("cannot open the " + std::string(what) + " " + path.string());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline nlohmann::json read_json_file(const std::filesystem::path& path, const char* what) {
+  try {
+    return nlohmann::json::parse(read_text_file(path, what));
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError(path.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace attnscope

