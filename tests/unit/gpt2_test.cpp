@@ -2,6 +2,7 @@
 // (tools/reference/hf_reference.py, float64) on the tiny fixture models
 // (tools/make_fixture_models).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/model/gpt2/gpt2_model.h"
 #include "core/model/gpt2/gpt2_network.h"
 #include "core/util/error.h"
 
@@ -191,6 +193,105 @@ TEST_F(Gpt2BrokenFolderTest, MissingConfigKeyIsNamed) {
 TEST_F(Gpt2BrokenFolderTest, MissingWeightsFile) {
   fs::remove(dir_ / "model.safetensors");
   EXPECT_NE(load_error(config()).find("model.safetensors"), std::string::npos);
+}
+
+// ---- the whole model: tokenizer + forward (needs scripts/fetch_test_data.sh's vocabulary) ----
+
+fs::path model_folder(const std::string& name) {
+  const fs::path f = fs::path(ATTNSCOPE_FIXTURES) / name;
+  return fs::exists(f / "vocab.json") ? f : fs::path();
+}
+#define REQUIRE_VOCAB(folder) \
+  if ((folder).empty())       \
+  GTEST_SKIP() << "GPT-2 vocabulary missing: run scripts/fetch_test_data.sh, then rebuild"
+
+TEST(Gpt2ModelTest, TextToTraceMatchesPytorchReference) {
+  const fs::path folder = model_folder("gpt2-tiny-f32");
+  REQUIRE_VOCAB(folder);
+  double last_progress = -1;
+  const auto model =
+      load_gpt2_model(folder, [&](double f, const std::string&) { last_progress = f; });
+  EXPECT_EQ(last_progress, 1.0);
+  EXPECT_EQ(model->info().name, "gpt2-tiny-f32");
+  EXPECT_EQ(model->info().kind, "gpt2");
+  EXPECT_EQ(model->info().layers, 2);
+  EXPECT_EQ(model->info().heads, 4);
+
+  const auto backend = make_cpu_backend();
+  const std::string text = "The cat sat on the mat.";
+  const AttentionTrace t = model->run(text, *backend);
+  const nlohmann::json c = golden("gpt2-tiny-f32")["cases"][0];  // the ids of this very sentence
+  ASSERT_EQ(t.tokens.size(), c["ids"].size());
+  for (std::size_t i = 0; i < t.tokens.size(); ++i) {
+    EXPECT_EQ(t.tokens[i].id, c["ids"][i].get<int>());
+    EXPECT_FALSE(t.tokens[i].special);
+  }
+  EXPECT_EQ(t.tokens[1].start, 3);  // " cat"
+  EXPECT_EQ(t.tokens[1].end, 7);
+  EXPECT_EQ(t.text, text);
+  EXPECT_EQ(t.backend, "cpu");
+  EXPECT_EQ(t.model.name, "gpt2-tiny-f32");
+  EXPECT_EQ(t.truncated_at_byte, -1);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      EXPECT_LE(max_abs_diff(t.attention[l][h], to_matrix(c["attention"][l][h])), kTolerance);
+  ASSERT_EQ(t.predictions.size(), 10u);
+  EXPECT_EQ(t.predictions[0].id, c["top_ids"][0].get<int>());
+  for (const Prediction& p : t.predictions) EXPECT_FALSE(p.text.empty()) << p.id;
+  // Token 13 is "." and 198 is a newline: decode gives the bytes, not the byte-level alphabet.
+  EXPECT_EQ(model->tokenize(" .")[0].text, "\xc4\xa0.");  // "Ġ." as Hugging Face shows it
+}
+
+TEST(Gpt2ModelTest, LongTextIsTruncatedToPositions) {
+  const fs::path folder = model_folder("gpt2-tiny-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_gpt2_model(folder, {});
+  const auto backend = make_cpu_backend();
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += " a";  // 100 tokens " a"
+  const AttentionTrace t = model->run(text, *backend);
+  ASSERT_EQ(t.tokens.size(), 64u);
+  EXPECT_EQ(t.truncated_at_byte, 128);
+  EXPECT_EQ(t.attention[1][0].rows(), 64);
+}
+
+TEST(Gpt2ModelTest, OddTextNeverThrows) {
+  const fs::path folder = model_folder("gpt2-tiny-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_gpt2_model(folder, {});
+  const auto backend = make_cpu_backend();
+  const AttentionTrace empty = model->run("", *backend);
+  EXPECT_TRUE(empty.tokens.empty());
+  EXPECT_EQ(empty.layers(), 2);
+  const AttentionTrace bad = model->run(std::string("ok \xff\xfe \xf0\x9f\x98"), *backend);
+  EXPECT_FALSE(bad.tokens.empty());
+  for (const Prediction& p : bad.predictions) EXPECT_FALSE(p.text.empty());
+}
+
+TEST(Gpt2ModelTest, HubCacheFolderIsNamedByRepo) {
+  const fs::path folder = model_folder("gpt2-tiny-f32");
+  REQUIRE_VOCAB(folder);
+  const fs::path root = fs::temp_directory_path() / ("attnscope_hub_" + std::to_string(getpid()));
+  const fs::path snap = root / "models--tiny-org--gpt2-tiny" / "snapshots" / "0123abc";
+  fs::create_directories(snap);
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+    fs::create_symlink(folder / f, snap / f);
+  EXPECT_EQ(load_gpt2_model(snap, {})->info().name, "tiny-org/gpt2-tiny");
+  fs::remove_all(root);
+}
+
+TEST(Gpt2ModelTest, MissingTokenizerIsAModelError) {
+  const fs::path dir = fs::temp_directory_path() / ("attnscope_notok_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32" / "config.json",
+                dir / "config.json");
+  try {
+    load_gpt2_model(dir, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

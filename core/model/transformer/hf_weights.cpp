@@ -63,3 +63,29 @@ Tensor HfWeightReader::get(const std::vector<std::string>& names, int rows, int 
 }
 
 }  // namespace attnscope
+
+namespace attnscope {
+
+std::string model_name_from_folder(const std::filesystem::path& folder) {
+  std::filesystem::path f = folder.lexically_normal();
+  if (f.filename().empty()) f = f.parent_path();  // "folder/" -> "folder"
+  const std::filesystem::path snapshots = f.parent_path();
+  const std::string repo = snapshots.parent_path().filename().string();
+  if (snapshots.filename() == "snapshots" && repo.rfind("models--", 0) == 0) {
+    // "org--name" -> "org/name" (built up, not replaced in place: GCC 12 warns falsely on that).
+    std::string id;
+    const std::string rest = repo.substr(8);
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest.compare(i, 2, "--") == 0) {
+        id += '/';
+        ++i;
+      } else {
+        id += rest[i];
+      }
+    }
+    return id;
+  }
+  return f.filename().string();
+}
+
+}  // namespace attnscope

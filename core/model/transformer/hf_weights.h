@@ -42,3 +42,12 @@ class HfWeightReader {
 };
 
 }  // namespace attnscope
+
+namespace attnscope {
+
+// A readable model name for a folder: the repo id for a Hugging Face cache snapshot
+// (".../models--openai-community--gpt2/snapshots/<hash>" -> "openai-community/gpt2"), else the
+// folder's own name.
+std::string model_name_from_folder(const std::filesystem::path& folder);
+
+}  // namespace attnscope

@@ -95,6 +95,12 @@ void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
 template <class Weights>
 class PerBackendWeights {
  public:
+  PerBackendWeights() = default;
+  // Networks are moved into their Model once built; the cache moves along (a fresh mutex).
+  PerBackendWeights(PerBackendWeights&& other) noexcept
+      : cached_for_(other.cached_for_), cached_(std::move(other.cached_)) {}
+  PerBackendWeights& operator=(PerBackendWeights&&) = delete;
+
   template <class MakeFn>
   std::shared_ptr<const Weights> get(Backend& backend, MakeFn&& make) const {
     std::lock_guard<std::mutex> lock(mu_);
