@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/model/bert/bert_model.h"
 #include "core/model/bert/bert_network.h"
 #include "core/util/error.h"
 
@@ -162,6 +163,80 @@ TEST_F(BertBrokenFolderTest, UnsupportedActivationIsNamed) {
   nlohmann::json c = config();
   c["hidden_act"] = "relu";
   EXPECT_NE(load_error(c).find("hidden_act 'relu'"), std::string::npos) << load_error(c);
+}
+
+// ---- the whole model: tokenizer + forward (needs scripts/fetch_test_data.sh's vocabulary) ----
+
+fs::path model_folder(const std::string& name) {
+  const fs::path f = fs::path(ATTNSCOPE_FIXTURES) / name;
+  return fs::exists(f / "vocab.txt") ? f : fs::path();
+}
+#define REQUIRE_VOCAB(folder) \
+  if ((folder).empty())       \
+  GTEST_SKIP() << "BERT vocabulary missing: run scripts/fetch_test_data.sh, then rebuild"
+
+TEST(BertModelTest, TextToTraceMatchesPytorchReference) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_bert_model(folder, {});
+  EXPECT_EQ(model->info().kind, "bert");
+  EXPECT_EQ(model->info().layers, 2);
+  EXPECT_EQ(model->info().heads, 4);
+  const auto backend = make_cpu_backend();
+  const std::string text = "The cat sat on the MAT.";
+  const AttentionTrace t = model->run(text, *backend);
+  const nlohmann::json c = golden("bert-tiny-uncased-f32")["cases"][0];  // this sentence's ids
+  ASSERT_EQ(t.tokens.size(), c["ids"].size());
+  for (std::size_t i = 0; i < t.tokens.size(); ++i)
+    EXPECT_EQ(t.tokens[i].id, c["ids"][i].get<int>());
+  EXPECT_TRUE(t.tokens.front().special);
+  EXPECT_EQ(t.tokens.front().text, "[CLS]");
+  EXPECT_EQ(t.tokens.front().start, -1);
+  EXPECT_TRUE(t.tokens.back().special);
+  EXPECT_EQ(t.tokens.back().text, "[SEP]");
+  EXPECT_FALSE(t.tokens[1].special);
+  EXPECT_EQ(t.tokens[6].start, 19);  // "MAT" lowercased, offsets into the original text
+  EXPECT_EQ(t.tokens[6].end, 22);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      EXPECT_LE(max_abs_diff(t.attention[l][h], to_matrix(c["attention"][l][h])), kTolerance);
+  EXPECT_EQ(model->tokenize(text).size(), t.tokens.size());
+}
+
+TEST(BertModelTest, LongTextIsTruncatedToPositions) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_bert_model(folder, {});
+  const auto backend = make_cpu_backend();
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "a ";
+  const AttentionTrace t = model->run(text, *backend);
+  ASSERT_EQ(t.tokens.size(), 64u);  // [CLS] + 62 words + [SEP]
+  EXPECT_EQ(t.tokens.back().text, "[SEP]");
+  EXPECT_EQ(t.truncated_at_byte, 2 * 61 + 1);  // end of the 62nd "a"
+  const AttentionTrace empty = model->run("", *backend);
+  EXPECT_EQ(empty.tokens.size(), 2u);  // [CLS] [SEP]
+  EXPECT_EQ(empty.attention[0][0].rows(), 2);
+}
+
+// Without tokenizer_config.json, the folder's name decides: "...-cased" keeps case.
+TEST(BertModelTest, CasingFollowsConfigOrName) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const fs::path root = fs::temp_directory_path() / ("attnscope_case_" + std::to_string(getpid()));
+  auto make = [&](const std::string& name, bool with_config) {
+    const fs::path d = root / name;
+    fs::create_directories(d);
+    for (const char* f : {"config.json", "model.safetensors", "vocab.txt"})
+      fs::create_symlink(folder / f, d / f);
+    if (with_config) std::ofstream(d / "tokenizer_config.json") << R"({"do_lower_case": true})";
+    return load_bert_model(d, {});
+  };
+  // "The" is not in the uncased vocabulary: kept as is it is unknown ([UNK] = 100).
+  EXPECT_EQ(make("tiny-cased", false)->tokenize("The")[1].id, 100);
+  EXPECT_EQ(make("tiny-uncased", false)->tokenize("The")[1].id, 1996);
+  EXPECT_EQ(make("other-cased", true)->tokenize("The")[1].id, 1996);  // the config wins
+  fs::remove_all(root);
 }
 
 }  // namespace
