@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include <unsupported/Eigen/SpecialFunctions>
+
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -131,15 +133,14 @@ class CpuBackend final : public Backend {
   }
 
   void gelu(Tensor& x, Gelu kind) override {
-    auto X = map(x);
+    // Whole-array expressions so Eigen vectorises tanh/erf: the scalar std:: calls cost GPT-2 small
+    // ~50 ms per forward at 64 tokens (12 layers x 64 x 3072 values), more than its attention.
+    auto X = map(x).array();
     if (kind == Gelu::kErf) {
-      X = X.unaryExpr(
-          [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      X = 0.5f * X * (1.0f + (X * 0.70710678118654752f).erf());
     } else {
-      X = X.unaryExpr([](float v) {
-        const float c = 0.79788456080286536f;  // sqrt(2/pi)
-        return 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
-      });
+      const float c = 0.79788456080286536f;  // sqrt(2/pi)
+      X = 0.5f * X * (1.0f + (c * (X + 0.044715f * X.cube())).tanh());
     }
   }
 };
