@@ -8,7 +8,10 @@ last position only, as the app needs). PyTorch: tools/reference/hf_reference.py'
 after Hugging Face's; attentions returned, LM head over every position as GPT2LMHeadModel does),
 float32, torch.no_grad, random weights. Medians of the repetitions; ratio = attnscope / PyTorch.
 Uses Debian's python3-torch; OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the timing run
-(TOOLCHAIN.md), in this process and in the benchmark it starts.
+(TOOLCHAIN.md). PyTorch runs in a child process so OpenBLAS's choice of kernels can be shown (its
+start-up line "Core: ..."): on some virtual machines OpenBLAS does not recognise the processor and
+falls back to its slow generic "Prescott" kernels; --openblas-coretype (e.g. SkylakeX, Haswell)
+then gives PyTorch its proper kernels for a fairer comparison.
 """
 import argparse
 import json
@@ -18,14 +21,7 @@ import subprocess
 import sys
 import time
 
-for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(var, None)  # before torch loads OpenBLAS
-
-import torch  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
-from hf_reference import GPT2Model  # noqa: E402
 
 SIZES = (16, 64, 256)
 
@@ -50,6 +46,10 @@ def attnscope_medians(build, repetitions):
 
 
 def pytorch_medians(repetitions):
+    """Runs in the child process (--torch-only)."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
+    from hf_reference import GPT2Model
     torch.manual_seed(0)
     cfg = {"n_embd": 768, "n_positions": 1024, "vocab_size": 50257, "n_head": 12, "n_layer": 12,
            "layer_norm_epsilon": 1e-5}
@@ -68,19 +68,45 @@ def pytorch_medians(repetitions):
                 hidden, logits, attentions = model(ids)
                 times.append((time.perf_counter() - t0) * 1e3)
             medians[n] = statistics.median(times)
-    return medians
+    return {"medians": medians, "version": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def pytorch_in_child(repetitions, coretype):
+    env = dict(os.environ, OPENBLAS_VERBOSE="2")
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    run = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-only",
+                          f"--repetitions={repetitions}"], check=True, capture_output=True, text=True,
+                         env=env)
+    core = next((l.split(":", 1)[1].strip() for l in run.stderr.splitlines() if l.startswith("Core:")),
+                "unknown")
+    result = json.loads(run.stdout)
+    result["medians"] = {int(k): v for k, v in result["medians"].items()}
+    result["core"] = core
+    return result
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repetitions", type=int, default=7)
+    ap.add_argument("--openblas-coretype", default="",
+                    help="OPENBLAS_CORETYPE for PyTorch's run (default: unset, OpenBLAS detects)")
+    ap.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.torch_only:
+        print(json.dumps(pytorch_medians(args.repetitions)))
+        return
 
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(var, None)
     ours, label = attnscope_medians(args.build, args.repetitions)
-    theirs = pytorch_medians(args.repetitions)
+    torch_run = pytorch_in_child(args.repetitions, args.openblas_coretype)
+    theirs = torch_run["medians"]
     print(f"GPT-2 small forward on the CPU, median of {args.repetitions} runs")
-    print(f"  attnscope: {label}; PyTorch {torch.__version__}: {torch.get_num_threads()} threads")
+    print(f"  attnscope: {label}")
+    print(f"  PyTorch {torch_run['version']}: {torch_run['threads']} intra-op threads, "
+          f"OpenBLAS kernels '{torch_run['core']}'")
     print(f"{'tokens':>8} {'attnscope ms':>14} {'PyTorch ms':>12} {'ratio':>7}")
     for n in SIZES:
         if n in ours:
