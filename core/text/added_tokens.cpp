@@ -1,5 +1,7 @@
 #include "core/text/added_tokens.h"
 
+#include <array>
+
 #include "core/text/unicode.h"
 
 namespace attnscope {
@@ -36,9 +38,18 @@ std::size_t white_space_after(std::string_view text, std::size_t begin) {
 std::vector<TextPiece> split_on_added_tokens(std::string_view text,
                                              const std::vector<AddedToken>& added) {
   std::vector<TextPiece> pieces;
+  // Most bytes cannot start an added token: skip those without comparing anything.
+  std::array<bool, 256> can_start{};
+  for (const AddedToken& token : added) {
+    if (!token.content.empty()) can_start[static_cast<unsigned char>(token.content[0])] = true;
+  }
   std::size_t plain_start = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
+    if (!can_start[static_cast<unsigned char>(text[pos])]) {
+      ++pos;
+      continue;
+    }
     int best = -1;
     std::size_t best_length = 0;
     for (std::size_t i = 0; i < added.size(); ++i) {

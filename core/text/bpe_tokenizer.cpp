@@ -1,5 +1,6 @@
 #include "core/text/bpe_tokenizer.h"
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -66,11 +67,39 @@ struct QueuedMerge {
   }
 };
 
-// A word's BPE result: the token ids and the byte length each covers.
+// A word's BPE result: the token ids and the bytes [start, start + length) of the word each covers
+// (a byte missing from the vocabulary has no token, so the pieces need not be contiguous).
 struct WordPieces {
   std::vector<int> ids;
+  std::vector<int> starts;
   std::vector<int> lengths;
 };
+
+// Hugging Face's ByteLevel post-processor with trim_offsets: a token's offsets leave out the
+// spaces at its ends, counted in characters of its piece ("Ġ" or white space). Its rule that the
+// first token keeps one leading space when add_prefix_space is on is kept too.
+void trim_space_from_offsets(Tokens& tokens, bool add_prefix_space) {
+  auto is_space = [](char32_t c) { return c == 0x120 || unicode::is_white_space(c); };
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Token& token = tokens[i];
+    const std::vector<unicode::CodePoint> chars = unicode::decode_utf8(token.text);
+    int leading = 0;
+    while (leading < static_cast<int>(chars.size()) && is_space(chars[leading].value)) ++leading;
+    int trailing = 0;
+    while (trailing < static_cast<int>(chars.size()) &&
+           is_space(chars[chars.size() - 1 - trailing].value)) {
+      ++trailing;
+    }
+    if (leading > 0) {
+      const bool is_first = i == 0 || token.start == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      token.start = std::min(token.start + leading, token.end);
+    }
+    if (trailing > 0 && token.end >= trailing) {
+      token.end = std::max(token.end - trailing, token.start);
+    }
+  }
+}
 
 constexpr std::size_t kCacheCapacity = 10000;  // Hugging Face's default BPE cache size
 constexpr std::size_t kMaxCachedWordBytes = 256;
@@ -87,6 +116,7 @@ struct BpeTokenizer::Impl {
   std::vector<AddedToken> added;
   bool add_prefix_space = false;
   bool trim_offsets = false;
+  std::string merge_scratch;  // reused while loading, to build "left" + "right" without allocating
 
   mutable std::mutex cache_mutex;
   mutable std::unordered_map<std::string, WordPieces, StringHash, std::equal_to<>> cache;
@@ -95,7 +125,8 @@ struct BpeTokenizer::Impl {
   void add_merge(std::string_view left, std::string_view right, int rank);
   void add_token(const AddedToken& token);
   WordPieces bpe(std::string_view word) const;
-  WordPieces bpe_cached(std::string_view word) const;
+  // Sets `out` to the BPE of `word`, from the cache when it is there.
+  void bpe_cached(std::string_view word, WordPieces& out) const;
 };
 
 void BpeTokenizer::Impl::set_vocab(PieceToId vocab_in) {
@@ -120,10 +151,9 @@ void BpeTokenizer::Impl::set_vocab(PieceToId vocab_in) {
 void BpeTokenizer::Impl::add_merge(std::string_view left, std::string_view right, int rank) {
   const auto left_it = vocab.find(left);
   const auto right_it = vocab.find(right);
-  std::string merged;
-  merged.reserve(left.size() + right.size());
-  merged.append(left).append(right);
-  const auto merged_it = vocab.find(merged);
+  merge_scratch.assign(left);
+  merge_scratch.append(right);
+  const auto merged_it = vocab.find(merge_scratch);
   if (left_it == vocab.end() || right_it == vocab.end() || merged_it == vocab.end()) {
     throw ModelError("merge \"" + std::string(left) + " " + std::string(right) +
                      "\" uses a token that is not in the vocabulary");
@@ -180,22 +210,30 @@ WordPieces BpeTokenizer::Impl::bpe(std::string_view word) const {
   for (const Symbol& s : symbols) {
     if (s.length == 0) continue;
     result.ids.push_back(s.id);
+    result.starts.push_back(s.start);
     result.lengths.push_back(s.length);
   }
   return result;
 }
 
-WordPieces BpeTokenizer::Impl::bpe_cached(std::string_view word) const {
-  if (word.size() > kMaxCachedWordBytes) return bpe(word);
+void BpeTokenizer::Impl::bpe_cached(std::string_view word, WordPieces& out) const {
+  if (word.size() > kMaxCachedWordBytes) {
+    out = bpe(word);
+    return;
+  }
   {
     std::lock_guard lock(cache_mutex);
     const auto it = cache.find(word);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end()) {
+      out.ids.assign(it->second.ids.begin(), it->second.ids.end());
+      out.starts.assign(it->second.starts.begin(), it->second.starts.end());
+      out.lengths.assign(it->second.lengths.begin(), it->second.lengths.end());
+      return;
+    }
   }
-  WordPieces result = bpe(word);
+  out = bpe(word);
   std::lock_guard lock(cache_mutex);
-  if (cache.size() < kCacheCapacity) cache.emplace(std::string(word), result);
-  return result;
+  if (cache.size() < kCacheCapacity) cache.emplace(std::string(word), out);
 }
 
 BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -222,9 +260,10 @@ PieceToId vocab_from_json(const nlohmann::json& json, const std::string& where) 
 BpeTokenizer BpeTokenizer::from_files(const std::filesystem::path& vocab_json,
                                       const std::filesystem::path& merges_txt) {
   auto impl = std::make_unique<Impl>();
-  impl->set_vocab(vocab_from_json(read_json_file(vocab_json, "vocabulary"), vocab_json.string()));
+  impl->set_vocab(read_vocab_json(vocab_json));
 
   const std::string merges = read_text_file(merges_txt, "merges file");
+  impl->merges.reserve(static_cast<std::size_t>(std::count(merges.begin(), merges.end(), '\n')));
   std::size_t line_start = 0;
   int rank = 0;
   int line_number = 0;
@@ -386,54 +425,44 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
     offset += static_cast<std::size_t>(cp.length);
   }
 
-  std::string word;
+  std::string prefixed_segment;
+  WordPieces pieces;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
+      // The piece is the matched text, white space taken by lstrip/rstrip included.
       const AddedToken& added = impl_->added[piece.added_index];
-      tokens.push_back({added.id, added.content, piece.start, piece.end, false, false});
+      tokens.push_back({added.id, std::string(text.substr(piece.start, piece.end - piece.start)),
+                        piece.start, piece.end, false, false});
       continue;
     }
     const std::string_view segment = text.substr(piece.start, piece.end - piece.start);
-    bool prefix_pending = impl_->add_prefix_space && !segment.starts_with(' ');
-    for (const auto& [word_start, word_end] : pre_tokenize(segment)) {
-      const int begin = piece.start + word_start;
-      const int end = piece.start + word_end;
-      // The prefix space joins the first word and is aligned with its first character.
-      const int prefix = prefix_pending ? 1 : 0;
-      prefix_pending = false;
-      word.clear();
-      if (prefix) word.push_back(' ');
-      word.append(text.substr(begin, end - begin));
-      const WordPieces pieces = impl_->bpe_cached(word);
-      int offset = begin - prefix;  // byte in `text` where the current piece starts
+    // add_prefix_space puts a space in front of the segment before the pattern runs, aligned with
+    // the segment's first character (as Hugging Face's NormalizedString::prepend aligns it).
+    const bool prefixed = impl_->add_prefix_space && !segment.starts_with(' ');
+    std::string_view source = segment;
+    if (prefixed) {
+      prefixed_segment.assign(1, ' ');
+      prefixed_segment.append(segment);
+      source = prefixed_segment;
+    }
+    const int shift = prefixed ? 1 : 0;
+    // Byte `p` of `source` as a byte of `text`.
+    auto text_byte = [&](int p) { return piece.start + std::max(p - shift, 0); };
+    for (const auto& [word_start, word_end] : pre_tokenize(source)) {
+      impl_->bpe_cached(source.substr(word_start, word_end - word_start), pieces);
       for (std::size_t k = 0; k < pieces.ids.size(); ++k) {
-        const int first_byte = std::max(offset, begin);
-        const int last_byte = std::max(offset + pieces.lengths[k] - 1, begin);
+        const int first = word_start + pieces.starts[k];  // bytes of `source`
+        const int last = first + pieces.lengths[k] - 1;
         Token token;
         token.id = pieces.ids[k];
         token.text = impl_->pieces[token.id];
-        token.start = char_start[first_byte];
-        token.end = char_end[last_byte];
-        if (impl_->trim_offsets) {
-          // Hugging Face's ByteLevel post-processor: offsets leave out leading/trailing spaces.
-          std::size_t leading = 0;
-          std::size_t trailing = 0;
-          const std::string_view bytes =
-              std::string_view(word).substr(offset - (begin - prefix), pieces.lengths[k]);
-          while (leading < bytes.size() && bytes[leading] == ' ') ++leading;
-          while (trailing < bytes.size() && bytes[bytes.size() - 1 - trailing] == ' ') ++trailing;
-          if (leading > 0 && prefix && k == 0 && leading == 1) leading = 0;
-          if (leading > 0)
-            token.start = std::min(token.start + static_cast<int>(leading), token.end);
-          if (trailing > 0 && token.end >= static_cast<int>(trailing)) {
-            token.end = std::max(token.end - static_cast<int>(trailing), token.start);
-          }
-        }
+        token.start = char_start[text_byte(first)];
+        token.end = char_end[text_byte(last)];
         tokens.push_back(std::move(token));
-        offset += pieces.lengths[k];
       }
     }
   }
+  if (impl_->trim_offsets) trim_space_from_offsets(tokens, impl_->add_prefix_space);
   return tokens;
 }
 

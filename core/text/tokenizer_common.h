@@ -37,4 +37,8 @@ inline nlohmann::json read_json_file(const std::filesystem::path& path, const ch
   }
 }
 
+// Reads a {"piece": id, …} JSON object (GPT-2's vocab.json) with a SAX parser: about twice as fast
+// as building the DOM, which matters for a 50k-entry vocabulary loaded while the user waits.
+PieceToId read_vocab_json(const std::filesystem::path& path);
+
 }  // namespace attnscope

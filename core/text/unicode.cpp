@@ -2,10 +2,27 @@
 
 #include <utf8proc.h>
 
+#include <array>
+#include <cstdint>
+
 namespace attnscope::unicode {
 namespace {
 
+// The tokenizers ask for the category of every character on every keystroke: keep the Basic
+// Multilingual Plane's categories in a 64 KiB table, filled once from utf8proc.
+const std::array<std::uint8_t, 0x10000>& bmp_categories() {
+  static const auto table = [] {
+    std::array<std::uint8_t, 0x10000> t{};
+    for (std::size_t cp = 0; cp < t.size(); ++cp) {
+      t[cp] = static_cast<std::uint8_t>(utf8proc_category(static_cast<utf8proc_int32_t>(cp)));
+    }
+    return t;
+  }();
+  return table;
+}
+
 utf8proc_category_t category_of(char32_t cp) {
+  if (cp < 0x10000) return static_cast<utf8proc_category_t>(bmp_categories()[cp]);
   if (cp > 0x10FFFF) return UTF8PROC_CATEGORY_CN;
   return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
 }

@@ -88,11 +88,16 @@ struct WordPieceTokenizer::Impl {
 
   void set_vocab(PieceToId vocab_in, const std::string& where);
   std::vector<NormalizedChar> normalize(std::string_view text, int offset) const;
-  void word_pieces(const std::vector<NormalizedChar>& word, Tokens& out) const;
+  // Scratch space one encode() call reuses for every word, so words cost no allocation.
+  struct Scratch {
+    std::string bytes;
+    std::vector<std::size_t> char_offset;
+  };
+  void word_pieces(const std::vector<NormalizedChar>& word, Scratch& scratch, Tokens& out) const;
   Token special_token(int id) const {
     Token t;
     t.id = id;
-    t.text = pieces[id];
+    t.text = id < static_cast<int>(pieces.size()) ? pieces[id] : std::string();
     t.special = true;
     return t;
   }
@@ -113,8 +118,9 @@ void WordPieceTokenizer::Impl::set_vocab(PieceToId vocab_in, const std::string& 
     }
   }
   const auto unk = vocab.find(unk_token);
-  if (unk == vocab.end())
+  if (unk == vocab.end()) {
     throw ModelError(where + ": the vocabulary has no " + unk_token + " token");
+  }
   unk_id = unk->second;
 }
 
@@ -131,17 +137,27 @@ std::vector<NormalizedChar> WordPieceTokenizer::Impl::normalize(std::string_view
     const int start = offset + cp.start;
     const int end = start + cp.length;
     char32_t c = cp.value;
+    if (c < 0x80) {  // the common case, decided without any table
+      if (options.clean_text) {
+        const bool tab_or_newline = c == '\t' || c == '\n' || c == '\r';
+        if ((c < 0x20 && !tab_or_newline) || c == 0x7F) continue;  // NUL and the other controls
+        if (tab_or_newline) c = ' ';
+      }
+      chars.push_back({c, start, end});
+      continue;
+    }
     if (options.clean_text) {
       if (c == 0 || c == unicode::kReplacementCharacter || is_bert_control(c)) continue;
       if (is_bert_white_space(c)) c = ' ';
     }
+    // CJK compatibility ideographs (U+F900..U+FAFF) decompose too: check before the CJK spacing.
+    needs_nfd = needs_nfd || c >= 0xC0;
     if (options.split_cjk && is_chinese_char(c)) {
       chars.push_back({' ', start, end});
       chars.push_back({c, start, end});
       chars.push_back({' ', start, end});
       continue;
     }
-    needs_nfd = needs_nfd || c >= 0xC0;
     chars.push_back({c, start, end});
   }
   if (options.strip_accents && needs_nfd) {
@@ -149,22 +165,25 @@ std::vector<NormalizedChar> WordPieceTokenizer::Impl::normalize(std::string_view
     std::erase_if(chars, [](const NormalizedChar& c) { return unicode::is_nonspacing_mark(c.cp); });
   }
   if (options.lowercase) {
-    std::vector<NormalizedChar> lowered;
-    lowered.reserve(chars.size());
-    for (const NormalizedChar& c : chars) {
-      if (c.cp < 0x80) {
-        lowered.push_back({unicode::to_lower_simple(c.cp), c.start, c.end});
-        continue;
+    // Only U+0130 lowercases to two characters; without it the mapping is done in place.
+    const bool expands = std::any_of(chars.begin(), chars.end(),
+                                     [](const NormalizedChar& c) { return c.cp == 0x130; });
+    if (!expands) {
+      for (NormalizedChar& c : chars) c.cp = unicode::to_lower_simple(c.cp);
+    } else {
+      std::vector<NormalizedChar> lowered;
+      lowered.reserve(chars.size() + 8);
+      for (const NormalizedChar& c : chars) {
+        for (char32_t l : unicode::to_lower_full(c.cp)) lowered.push_back({l, c.start, c.end});
       }
-      for (char32_t l : unicode::to_lower_full(c.cp)) lowered.push_back({l, c.start, c.end});
+      chars = std::move(lowered);
     }
-    chars = std::move(lowered);
   }
   return chars;
 }
 
 void WordPieceTokenizer::Impl::word_pieces(const std::vector<NormalizedChar>& word,
-                                           Tokens& out) const {
+                                           Scratch& scratch, Tokens& out) const {
   auto unknown = [&] {
     Token t;
     t.id = unk_id;
@@ -175,9 +194,10 @@ void WordPieceTokenizer::Impl::word_pieces(const std::vector<NormalizedChar>& wo
     out.push_back(std::move(t));
   };
   if (static_cast<int>(word.size()) > options.max_chars_per_word) return unknown();
-  std::string bytes;
-  std::vector<std::size_t> char_offset;  // byte offset in `bytes` of each character, plus the end
-  char_offset.reserve(word.size() + 1);
+  std::string& bytes = scratch.bytes;
+  std::vector<std::size_t>& char_offset = scratch.char_offset;  // of each character, plus the end
+  bytes.clear();
+  char_offset.clear();
   for (const NormalizedChar& c : word) {
     char_offset.push_back(bytes.size());
     unicode::append_utf8(bytes, c.cp);
@@ -229,9 +249,9 @@ WordPieceTokenizer WordPieceTokenizer::from_vocab_txt(const std::filesystem::pat
     if (end == std::string::npos) end = text.size();
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
-    // transformers' load_vocab strips the line end only; the line number is the id.
+    // As transformers' load_vocab: the line number is the id, the line end is stripped.
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    vocab.emplace(std::string(line), id++);
+    vocab.insert_or_assign(std::string(line), id++);  // a repeated piece: the later id wins
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -322,10 +342,13 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(
 Tokens WordPieceTokenizer::encode(std::string_view text) const {
   Tokens tokens;
   std::vector<NormalizedChar> word;
+  Impl::Scratch scratch;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
+      // The piece is the matched text, white space taken by lstrip/rstrip included.
       const AddedToken& added = impl_->added[piece.added_index];
-      tokens.push_back({added.id, added.content, piece.start, piece.end, false, false});
+      tokens.push_back({added.id, std::string(text.substr(piece.start, piece.end - piece.start)),
+                        piece.start, piece.end, false, false});
       continue;
     }
     const auto chars =
@@ -334,18 +357,18 @@ Tokens WordPieceTokenizer::encode(std::string_view text) const {
     word.clear();
     for (const NormalizedChar& c : chars) {
       if (unicode::is_white_space(c.cp)) {
-        if (!word.empty()) impl_->word_pieces(word, tokens);
+        if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
         word.clear();
       } else if (is_bert_punctuation(c.cp)) {
-        if (!word.empty()) impl_->word_pieces(word, tokens);
+        if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
         word.assign(1, c);
-        impl_->word_pieces(word, tokens);
+        impl_->word_pieces(word, scratch, tokens);
         word.clear();
       } else {
         word.push_back(c);
       }
     }
-    if (!word.empty()) impl_->word_pieces(word, tokens);
+    if (!word.empty()) impl_->word_pieces(word, scratch, tokens);
   }
   return tokens;
 }

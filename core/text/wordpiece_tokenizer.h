@@ -29,7 +29,8 @@ class WordPieceTokenizer {
   // Token `text` is the vocabulary piece ("##aff", "[UNK]"); an unknown word is one [UNK] token
   // (`unknown` true) spanning the word. Offsets map through lowercasing and accent stripping back
   // to the original bytes. Special tokens typed in the text ("[MASK]") are recognised as
-  // Hugging Face does, with their real offsets and `special` false.
+  // Hugging Face does, with their real offsets and `special` false. Safe to call from several
+  // threads at once.
   Tokens encode(std::string_view text) const;
   // [CLS] + encode(text) + [SEP], specials marked with start = end = -1.
   Tokens encode_with_specials(std::string_view text) const;
