@@ -2,10 +2,14 @@
 // checked against, so clarity beats cleverness here.
 #include "core/backend/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -29,8 +33,8 @@ class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return "CPU (Eigen, " + std::to_string(Eigen::nbThreads()) + " thread" +
-           (Eigen::nbThreads() == 1 ? "" : "s") + ")";
+    const int threads = work_sharing_threads();
+    return "CPU (Eigen, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
   }
 
   Tensor alloc(int rows, int cols) override {
@@ -62,6 +66,23 @@ class CpuBackend final : public Backend {
     const int k_b = transpose_b ? b.cols : b.rows;
     const int m_b = transpose_b ? b.rows : b.cols;
     require(a.cols == k_b && c.rows == a.rows && c.cols == m_b, "matmul: shapes differ");
+    // Large products are cut into column blocks of C (rows of B when transposed) that the cores
+    // share; each block is an ordinary single-threaded Eigen product.
+    const double flops = 2.0 * a.rows * a.cols * static_cast<double>(c.cols);
+    const int threads = work_sharing_threads();
+    const int blocks = flops < 4e6 || threads == 1 ? 1 : std::min(4 * threads, c.cols / 64);
+    if (blocks <= 1) return matmul_block(a, b, transpose_b, c, alpha, beta);
+    const int width = (c.cols + blocks - 1) / blocks;
+    share_work(blocks, [&](int i) {
+      const int c0 = i * width, w = std::min(width, c.cols - c0);
+      if (w <= 0) return;
+      Tensor c_block = c.cols_view(c0, w);
+      matmul_block(a, transpose_b ? b.rows_view(c0, w) : b.cols_view(c0, w), transpose_b, c_block,
+                   alpha, beta);
+    });
+  }
+  static void matmul_block(const Tensor& a, const Tensor& b, bool transpose_b, Tensor& c,
+                           float alpha, float beta) {
     auto C = map(c);
     if (beta == 0.0f) {
       if (transpose_b)
@@ -131,15 +152,14 @@ class CpuBackend final : public Backend {
   }
 
   void gelu(Tensor& x, Gelu kind) override {
-    auto X = map(x);
+    // Whole-array expressions so Eigen vectorises tanh/erf: the scalar std:: calls cost GPT-2 small
+    // ~50 ms per forward at 64 tokens (12 layers x 64 x 3072 values), more than its attention.
+    auto X = map(x).array();
     if (kind == Gelu::kErf) {
-      X = X.unaryExpr(
-          [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      X = 0.5f * X * (1.0f + (X * 0.70710678118654752f).erf());
     } else {
-      X = X.unaryExpr([](float v) {
-        const float c = 0.79788456080286536f;  // sqrt(2/pi)
-        return 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
-      });
+      const float c = 0.79788456080286536f;  // sqrt(2/pi)
+      X = 0.5f * X * (1.0f + (c * (X + 0.044715f * X.cube())).tanh());
     }
   }
 };

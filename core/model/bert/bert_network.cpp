@@ -1,0 +1,154 @@
+#include "core/model/bert/bert_network.h"
+
+#include <chrono>
+
+#include "core/model/transformer/hf_weights.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace {
+
+BertConfig read_config(const std::filesystem::path& path) {
+  const nlohmann::json j = read_json_file(path);
+  BertConfig c;
+  c.layers = config_int(j, "num_hidden_layers", -1, path);
+  c.heads = config_int(j, "num_attention_heads", -1, path);
+  c.d_model = config_int(j, "hidden_size", -1, path);
+  c.d_ff = config_int(j, "intermediate_size", 4 * c.d_model, path);
+  c.positions = config_int(j, "max_position_embeddings", 512, path);
+  c.type_vocab = config_int(j, "type_vocab_size", 2, path);
+  c.vocab = config_int(j, "vocab_size", 30522, path);
+  c.ln_eps = config_float(j, "layer_norm_eps", 1e-12f, path);
+  const std::string act = j.value("hidden_act", std::string("gelu"));
+  if (act == "gelu")
+    c.gelu = Gelu::kErf;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+    c.gelu = Gelu::kTanh;
+  else
+    throw ModelError(path.string() + ": hidden_act '" + act + "' is not supported");
+  const std::string pos = j.value("position_embedding_type", std::string("absolute"));
+  if (pos != "absolute")
+    throw ModelError(path.string() + ": position_embedding_type '" + pos + "' is not supported");
+  if (c.d_model % c.heads != 0)
+    throw ModelError(path.string() + ": hidden_size (" + std::to_string(c.d_model) +
+                     ") is not a multiple of num_attention_heads (" + std::to_string(c.heads) +
+                     ")");
+  return c;
+}
+
+TransformerShape shape_of(const BertConfig& c) {
+  return {c.d_model, c.heads, c.d_ff, c.gelu, NormPlacement::kPost, /*causal=*/false};
+}
+
+// nn.Linear stores [out x in]: BERT's [d x d] query/key/value are stacked into one [3d x d] weight
+// so the three projections are one matmul (x·Wᵀ gives Q | K | V side by side, as GPT-2's c_attn).
+LinearWeights fuse_qkv(const LinearWeights& q, const LinearWeights& k, const LinearWeights& v) {
+  const Matrix wq = host_matrix(q.weight), wk = host_matrix(k.weight), wv = host_matrix(v.weight);
+  Matrix w(wq.rows() + wk.rows() + wv.rows(), wq.cols());
+  w << wq, wk, wv;
+  const Matrix bq = host_matrix(q.bias), bk = host_matrix(k.bias), bv = host_matrix(v.bias);
+  Matrix b(1, bq.cols() + bk.cols() + bv.cols());
+  b << bq, bk, bv;
+  return {host_tensor(std::move(w)), host_tensor(std::move(b)), true};
+}
+
+}  // namespace
+
+BertNetwork BertNetwork::load(const std::filesystem::path& folder, const ProgressFn& progress) {
+  const BertConfig c = read_config(folder / "config.json");
+  const SafetensorsFile file = SafetensorsFile::open(folder / "model.safetensors");
+  // BertForMaskedLM / BertForPreTraining save "bert.…"; cls.*, pooler and position_ids buffers are
+  // never asked for. Checkpoints converted from TensorFlow name LayerNorm's parameters gamma/beta.
+  const HfWeightReader r(file, {"bert."});
+  const int d = c.d_model;
+  auto ln = [&](const std::string& name) {
+    return LayerNormWeights{r.get({name + ".weight", name + ".gamma"}, 1, d),
+                            r.get({name + ".bias", name + ".beta"}, 1, d), c.ln_eps};
+  };
+  auto linear = [&](const std::string& name, int in, int out) {  // [out x in], x·Wᵀ
+    return LinearWeights{r.get(name + ".weight", out, in), r.get(name + ".bias", 1, out), true};
+  };
+  BertWeights w;
+  w.word = r.get("embeddings.word_embeddings.weight", c.vocab, d);
+  w.position = r.get("embeddings.position_embeddings.weight", c.positions, d);
+  w.type = r.get("embeddings.token_type_embeddings.weight", c.type_vocab, d);
+  w.ln_embeddings = ln("embeddings.LayerNorm");
+  for (int i = 0; i < c.layers; ++i) {
+    if (progress) progress(static_cast<double>(i) / c.layers, "loading layer " + std::to_string(i));
+    const std::string p = "encoder.layer." + std::to_string(i);
+    TransformerLayerWeights l;
+    // Separate statements: the missing-tensor message names the first one missing, in order.
+    const LinearWeights q = linear(p + ".attention.self.query", d, d);
+    const LinearWeights k = linear(p + ".attention.self.key", d, d);
+    const LinearWeights v = linear(p + ".attention.self.value", d, d);
+    l.qkv = fuse_qkv(q, k, v);
+    l.attention_out = linear(p + ".attention.output.dense", d, d);
+    l.ln_attention = ln(p + ".attention.output.LayerNorm");
+    l.mlp_up = linear(p + ".intermediate.dense", d, c.d_ff);
+    l.mlp_down = linear(p + ".output.dense", c.d_ff, d);
+    l.ln_mlp = ln(p + ".output.LayerNorm");
+    w.layers.push_back(std::move(l));
+  }
+  if (progress) progress(1.0, "loaded");
+  return BertNetwork(c, std::move(w));
+}
+
+BertNetwork::BertNetwork(BertConfig config, BertWeights host_weights)
+    : config_(config), host_(std::make_shared<const BertWeights>(std::move(host_weights))) {}
+
+AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& backend,
+                                        BertOutputs* outputs) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n = static_cast<int>(ids.size());
+  const int d = config_.d_model;
+  if (n > config_.positions)
+    throw UsageError("BERT takes at most " + std::to_string(config_.positions) + " tokens, got " +
+                     std::to_string(n));
+  for (int id : ids)
+    if (id < 0 || id >= config_.vocab)
+      throw UsageError("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                       std::to_string(config_.vocab) + ")");
+
+  AttentionTrace trace;
+  trace.model.kind = "bert";
+  trace.model.layers = config_.layers;
+  trace.model.heads = config_.heads;
+  trace.backend = backend.name();
+  trace.attention.assign(config_.layers, std::vector<Matrix>(config_.heads));
+  if (n == 0) return trace;
+
+  const std::shared_ptr<const BertWeights> w = device_.get(backend, [&](Backend& b) {
+    BertWeights dw;
+    dw.ln_embeddings = to_backend(b, host_->ln_embeddings);
+    dw.layers.reserve(host_->layers.size());
+    for (const auto& l : host_->layers) dw.layers.push_back(to_backend(b, l));
+    return dw;  // the embedding tables stay on the host: the lookup happens there
+  });
+
+  // x[i] = word[id_i] + position[i] + type[0]   [n x d], then LayerNorm on the backend.
+  Matrix e(n, d);
+  const Eigen::Map<const RowVector> type0(host_->type.data, d);
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Map<const RowVector> word(
+        host_->word.data + static_cast<std::ptrdiff_t>(ids[i]) * d, d);
+    const Eigen::Map<const RowVector> pos(host_->position.data + static_cast<std::ptrdiff_t>(i) * d,
+                                          d);
+    e.row(i) = word + pos + type0;
+  }
+  const Tensor embedded = backend.upload(e);
+  Tensor x = backend.alloc(n, d);
+  backend.layer_norm(embedded, w->ln_embeddings.gamma, w->ln_embeddings.beta, w->ln_embeddings.eps,
+                     x);
+
+  const TransformerShape shape = shape_of(config_);
+  TransformerWorkspace ws(backend, shape, n);
+  for (int l = 0; l < config_.layers; ++l)
+    transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l]);
+  if (outputs) outputs->last_hidden = backend.download(x);
+
+  trace.compute_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return trace;
+}
+
+}  // namespace attnscope

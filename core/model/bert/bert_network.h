@@ -1,0 +1,55 @@
+#pragma once
+// BERT's encoder on token ids (no tokenizer here: bert_model.cpp adds it). Bidirectional,
+// learned positions and token types, post-LayerNorm, gelu (erf form).
+#include <filesystem>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/model/transformer/transformer_blocks.h"
+
+namespace attnscope {
+
+struct BertConfig {
+  int layers = 12;
+  int heads = 12;
+  int d_model = 768;
+  int d_ff = 3072;
+  int positions = 512;  // max_position_embeddings
+  int type_vocab = 2;
+  int vocab = 30522;
+  float ln_eps = 1e-12f;
+  Gelu gelu = Gelu::kErf;
+};
+
+struct BertWeights {
+  Tensor word;      // [vocab x d]
+  Tensor position;  // [positions x d]
+  Tensor type;      // [type_vocab x d]
+  LayerNormWeights ln_embeddings;
+  std::vector<TransformerLayerWeights> layers;
+};
+
+struct BertOutputs {
+  Matrix last_hidden;  // [n x d] the encoder's output (HF last_hidden_state)
+};
+
+class BertNetwork {
+ public:
+  // config.json + model.safetensors of `folder`. Throws ModelError.
+  static BertNetwork load(const std::filesystem::path& folder, const ProgressFn& progress = {});
+  BertNetwork(BertConfig config, BertWeights host_weights);
+
+  const BertConfig& config() const { return config_; }
+
+  // Every layer's and head's attention for `ids` (special tokens included, at most
+  // config().positions; else UsageError). One sentence: every token type id is 0.
+  AttentionTrace forward_ids(const std::vector<int>& ids, Backend& backend,
+                             BertOutputs* outputs = nullptr) const;
+
+ private:
+  BertConfig config_;
+  std::shared_ptr<const BertWeights> host_;
+  PerBackendWeights<BertWeights> device_;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,88 @@
+// GPT-2 as a Model: the byte-level BPE tokenizer in front of Gpt2Network.
+#include "core/model/gpt2/gpt2_model.h"
+
+#include "core/model/gpt2/gpt2_network.h"
+#include "core/model/transformer/hf_weights.h"
+#include "core/text/bpe_tokenizer.h"
+#include "core/text/unicode.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A predicted token's bytes may be part of a multi-byte character (GPT-2 splits emoji into bytes);
+// the trace is JSON and the UI draws UTF-8, so each invalid byte becomes U+FFFD.
+std::string printable(const std::string& bytes) {
+  if (unicode::is_valid_utf8(bytes)) return bytes;
+  std::string out;
+  for (const unicode::CodePoint& cp : unicode::decode_utf8(bytes))
+    unicode::append_utf8(out, cp.valid ? cp.value : unicode::kReplacementCharacter);
+  return out;
+}
+
+BpeTokenizer load_tokenizer(const fs::path& folder) {
+  if (fs::exists(folder / "vocab.json") && fs::exists(folder / "merges.txt"))
+    return BpeTokenizer::from_files(folder / "vocab.json", folder / "merges.txt");
+  if (fs::exists(folder / "tokenizer.json"))
+    return BpeTokenizer::from_tokenizer_json(folder / "tokenizer.json");
+  throw ModelError(folder.string() +
+                   ": no tokenizer found (needs vocab.json + merges.txt, or tokenizer.json)");
+}
+
+class Gpt2Model final : public Model {
+ public:
+  Gpt2Model(std::string name, Gpt2Network network, BpeTokenizer tokenizer)
+      : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {}
+
+  ModelInfo info() const override {
+    ModelInfo i;
+    i.name = name_;
+    i.kind = "gpt2";
+    i.layers = network_.config().layers;
+    i.heads = network_.config().heads;
+    return i;
+  }
+
+  Tokens tokenize(const std::string& text) const override { return tokenizer_.encode(text); }
+
+  AttentionTrace run(const std::string& text, Backend& backend) const override {
+    Tokens tokens = tokenize(text);
+    int truncated_at = -1;
+    if (static_cast<int>(tokens.size()) > network_.config().positions) {
+      tokens.resize(network_.config().positions);  // GPT-2 has no position beyond n_positions
+      truncated_at = tokens.back().end;
+    }
+    std::vector<int> ids;
+    ids.reserve(tokens.size());
+    for (const Token& t : tokens) ids.push_back(t.id);
+    AttentionTrace trace = network_.forward_ids(ids, backend);
+    trace.model = info();
+    trace.text = text;
+    trace.tokens = std::move(tokens);
+    trace.truncated_at_byte = truncated_at;
+    for (Prediction& p : trace.predictions) p.text = printable(tokenizer_.decode(p.id));
+    return trace;
+  }
+
+ private:
+  std::string name_;
+  Gpt2Network network_;
+  BpeTokenizer tokenizer_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Model> load_gpt2_model(const fs::path& folder, const ProgressFn& progress) {
+  BpeTokenizer tokenizer = load_tokenizer(folder);
+  Gpt2Network network = Gpt2Network::load(folder, progress);
+  if (tokenizer.vocab_size() > network.config().vocab)
+    throw ModelError(folder.string() + ": the tokenizer has " +
+                     std::to_string(tokenizer.vocab_size()) + " tokens but the model only " +
+                     std::to_string(network.config().vocab));
+  return std::make_shared<Gpt2Model>(model_name_from_folder(folder), std::move(network),
+                                     std::move(tokenizer));
+}
+
+}  // namespace attnscope

@@ -1,0 +1,112 @@
+#include "core/model/transformer/transformer_blocks.h"
+
+#include <cmath>
+
+#include "core/util/error.h"
+
+namespace attnscope {
+
+Tensor host_tensor(Matrix m) {
+  auto owner = std::make_shared<Matrix>(std::move(m));
+  Tensor t;
+  t.data = owner->data();
+  t.rows = static_cast<int>(owner->rows());
+  t.cols = static_cast<int>(owner->cols());
+  t.stride = t.cols;
+  t.owner = owner;
+  return t;
+}
+
+Matrix host_matrix(const Tensor& host) {
+  using ConstMap = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+  return ConstMap(host.data, host.rows, host.cols, Eigen::OuterStride<>(host.stride));
+}
+
+Tensor to_backend(Backend& backend, const Tensor& host) {
+  // The CPU backend works on plain host memory, so it reads the loaded weights in place; copying
+  // GPT-2 small would cost 500 MB and ~0.1 s for nothing.
+  if (backend.name() == "cpu") return host;
+  return backend.upload(host_matrix(host));
+}
+
+LinearWeights to_backend(Backend& backend, const LinearWeights& host) {
+  return {to_backend(backend, host.weight), to_backend(backend, host.bias), host.out_by_in};
+}
+
+LayerNormWeights to_backend(Backend& backend, const LayerNormWeights& host) {
+  return {to_backend(backend, host.gamma), to_backend(backend, host.beta), host.eps};
+}
+
+TransformerLayerWeights to_backend(Backend& backend, const TransformerLayerWeights& host) {
+  return {to_backend(backend, host.ln_attention), to_backend(backend, host.ln_mlp),
+          to_backend(backend, host.qkv),          to_backend(backend, host.attention_out),
+          to_backend(backend, host.mlp_up),       to_backend(backend, host.mlp_down)};
+}
+
+void linear_forward(Backend& backend, const Tensor& x, const LinearWeights& w, Tensor& y) {
+  // x [n x in] · W -> y [n x out]; BERT's [out x in] weights are used as Wᵀ by the matmul itself.
+  backend.matmul(x, w.weight, w.out_by_in, y);
+  backend.add_bias(y, w.bias);
+}
+
+TransformerWorkspace::TransformerWorkspace(Backend& backend, const TransformerShape& shape, int n)
+    : normed(backend.alloc(n, shape.d_model)),
+      qkv(backend.alloc(n, 3 * shape.d_model)),
+      scores(backend.alloc(n, n)),
+      context(backend.alloc(n, shape.d_model)),
+      projected(backend.alloc(n, shape.d_model)),
+      hidden(backend.alloc(n, shape.d_ff)) {}
+
+void self_attention_forward(Backend& backend, const TransformerShape& shape,
+                            const TransformerLayerWeights& w, const Tensor& x,
+                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights) {
+  const int d = shape.d_model;
+  const int dh = shape.head_dim();
+  linear_forward(backend, x, w.qkv, ws.qkv);  // [n x 3d]
+  AttentionMask mask;
+  mask.causal = shape.causal;
+  const float score_factor = 1.0f / std::sqrt(static_cast<float>(dh));
+  if (head_weights) head_weights->resize(shape.heads);
+  for (int h = 0; h < shape.heads; ++h) {
+    // Head h's Q, K, V are column slices of the fused projection: views, no copies.
+    const Tensor q = ws.qkv.cols_view(h * dh, dh);                        // [n x dh]
+    const Tensor k = ws.qkv.cols_view(d + h * dh, dh);                    // [n x dh]
+    const Tensor v = ws.qkv.cols_view(2 * d + h * dh, dh);                // [n x dh]
+    backend.matmul(q, k, /*transpose_b=*/true, ws.scores, score_factor);  // [n x n]
+    if (mask.any()) backend.mask_fill(ws.scores, mask);
+    backend.softmax_rows(ws.scores);
+    if (head_weights) (*head_weights)[h] = backend.download(ws.scores);
+    Tensor out = ws.context.cols_view(h * dh, dh);  // heads concatenated side by side
+    backend.matmul(ws.scores, v, false, out);
+  }
+  linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]
+}
+
+void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
+                               const TransformerLayerWeights& w, Tensor& x,
+                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights) {
+  if (shape.norm == NormPlacement::kPre) {
+    // GPT-2: x = x + attn(LN1(x)); x = x + mlp(LN2(x))
+    backend.layer_norm(x, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps, ws.normed);
+    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights);
+    backend.add(x, ws.projected);
+    backend.layer_norm(x, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, ws.normed);
+    linear_forward(backend, ws.normed, w.mlp_up, ws.hidden);
+    backend.gelu(ws.hidden, shape.gelu);
+    linear_forward(backend, ws.hidden, w.mlp_down, ws.projected);
+    backend.add(x, ws.projected);
+  } else {
+    // BERT: x = LN1(x + attn(x)); x = LN2(x + mlp(x))
+    self_attention_forward(backend, shape, w, x, ws, head_weights);
+    backend.add(ws.projected, x);
+    backend.layer_norm(ws.projected, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps,
+                       x);
+    linear_forward(backend, x, w.mlp_up, ws.hidden);
+    backend.gelu(ws.hidden, shape.gelu);
+    linear_forward(backend, ws.hidden, w.mlp_down, ws.projected);
+    backend.add(ws.projected, x);
+    backend.layer_norm(ws.projected, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, x);
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,121 @@
+#pragma once
+// The building blocks every transformer here is made of — linear layers, multi-head attention that
+// keeps every head's weights, the MLP, whole encoder/decoder layers — written once on the Backend
+// interface, so GPT-2 and BERT, on the CPU and on CUDA, run the very same code (llm.c's lesson,
+// without its copy-pasted CPU/CUDA model files).
+//
+// Weights are Tensors. Loaded weights live in host memory as "host tensors" (see host_tensor),
+// which the CPU backend reads in place; any other backend gets its own copy through to_backend().
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/util/matrix.h"
+
+namespace attnscope {
+
+// A host matrix as a Tensor (no copy of the data; the Tensor keeps the matrix alive).
+Tensor host_tensor(Matrix m);
+// A copy of a host tensor in `backend`'s memory; the CPU backend shares the host memory instead.
+Tensor to_backend(Backend& backend, const Tensor& host);
+// Host tensor -> Matrix (a copy).
+Matrix host_matrix(const Tensor& host);
+
+// y = x·W + b. `weight` is [in x out] (GPT-2's Conv1D) or, when `out_by_in`, [out x in] (BERT's
+// nn.Linear, computed as x·Wᵀ without transposing anything in memory).
+struct LinearWeights {
+  Tensor weight;
+  Tensor bias;  // [1 x out]
+  bool out_by_in = false;
+  int in_features() const { return out_by_in ? weight.cols : weight.rows; }
+  int out_features() const { return out_by_in ? weight.rows : weight.cols; }
+};
+
+struct LayerNormWeights {
+  Tensor gamma, beta;  // [1 x d]
+  float eps = 1e-5f;
+};
+
+// Pre-LayerNorm (GPT-2: x + f(LN(x))) or post-LayerNorm (BERT: LN(x + f(x))).
+enum class NormPlacement { kPre, kPost };
+
+struct TransformerShape {
+  int d_model = 0;
+  int heads = 0;
+  int d_ff = 0;
+  Gelu gelu = Gelu::kTanh;
+  NormPlacement norm = NormPlacement::kPre;
+  bool causal = false;
+  int head_dim() const { return d_model / heads; }
+};
+
+struct TransformerLayerWeights {
+  LayerNormWeights ln_attention;  // GPT-2 ln_1 (before), BERT attention.output.LayerNorm (after)
+  LayerNormWeights ln_mlp;        // GPT-2 ln_2 (before), BERT output.LayerNorm (after)
+  LinearWeights qkv;              // [d -> 3d]: columns [0,d) are Q, [d,2d) K, [2d,3d) V
+  LinearWeights attention_out;    // [d -> d]
+  LinearWeights mlp_up;           // [d -> d_ff]
+  LinearWeights mlp_down;         // [d_ff -> d]
+};
+
+LinearWeights to_backend(Backend& backend, const LinearWeights& host);
+LayerNormWeights to_backend(Backend& backend, const LayerNormWeights& host);
+TransformerLayerWeights to_backend(Backend& backend, const TransformerLayerWeights& host);
+
+// y = x·W + b  (x [n x in], y [n x out])
+void linear_forward(Backend& backend, const Tensor& x, const LinearWeights& w, Tensor& y);
+
+// Scratch tensors of one forward pass, allocated once per sequence length instead of per op.
+struct TransformerWorkspace {
+  Tensor normed;     // [n x d]
+  Tensor qkv;        // [n x 3d]
+  Tensor scores;     // [n x n], one head at a time
+  Tensor context;    // [n x d], every head's output side by side
+  Tensor projected;  // [n x d]
+  Tensor hidden;     // [n x d_ff]
+  TransformerWorkspace(Backend& backend, const TransformerShape& shape, int n);
+};
+
+// Multi-head self-attention of `x` [n x d] (already normalised when pre-LN) into ws.projected
+// [n x d] (the output projection applied, bias included). Each head's [n x n] weights are
+// downloaded into `head_weights` (resized to `heads`) when it is not null.
+void self_attention_forward(Backend& backend, const TransformerShape& shape,
+                            const TransformerLayerWeights& w, const Tensor& x,
+                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights);
+
+// One transformer layer on the residual stream `x` [n x d], in place.
+void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
+                               const TransformerLayerWeights& w, Tensor& x,
+                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights);
+
+// The weights of a model copied to a backend once and reused for every forward pass (uploading
+// GPT-2 small is 500 MB). Keyed by the backend's address: the app keeps one backend per kind alive
+// for its whole run, so an address names one backend. The CPU backend needs no copy at all.
+template <class Weights>
+class PerBackendWeights {
+ public:
+  PerBackendWeights() = default;
+  // Networks are moved into their Model once built; the cache moves along (a fresh mutex).
+  PerBackendWeights(PerBackendWeights&& other) noexcept
+      : cached_for_(other.cached_for_), cached_(std::move(other.cached_)) {}
+  PerBackendWeights& operator=(PerBackendWeights&&) = delete;
+
+  template <class MakeFn>
+  std::shared_ptr<const Weights> get(Backend& backend, MakeFn&& make) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cached_ || cached_for_ != &backend) {
+      cached_.reset();  // free the old copy before making the new one
+      cached_ = std::make_shared<const Weights>(make(backend));
+      cached_for_ = &backend;
+    }
+    return cached_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable const Backend* cached_for_ = nullptr;
+  mutable std::shared_ptr<const Weights> cached_;
+};
+
+}  // namespace attnscope

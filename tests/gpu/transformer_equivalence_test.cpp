@@ -1,0 +1,103 @@
+// GPT-2 and BERT on the CUDA backend against the CPU backend (and, through the CPU, the PyTorch
+// golden data): the same model code runs on both, so only the ops may differ. Skipped (never
+// passed) where no CUDA device exists.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/select.h"
+#include "core/model/bert/bert_network.h"
+#include "core/model/gpt2/gpt2_network.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+float max_abs_diff(const Matrix& a, const Matrix& b) {
+  EXPECT_EQ(a.rows(), b.rows());
+  EXPECT_EQ(a.cols(), b.cols());
+  if (a.rows() != b.rows() || a.cols() != b.cols() || a.size() == 0) return a.size() ? INFINITY : 0;
+  return (a - b).cwiseAbs().maxCoeff();
+}
+
+std::vector<int> sequence(int n, int vocab, int seed) {
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i) ids.push_back((seed * 7919 + i * 104729) % vocab);
+  return ids;
+}
+
+TEST(TransformerCudaEquivalence, Gpt2MatchesTheCpu) {
+  std::string why;
+  const auto cuda = try_cuda_backend(why);
+  if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto cpu = make_cpu_backend();
+  for (const char* name : {"gpt2-tiny-f32", "gpt2-tiny-bf16"}) {
+    const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+    for (int n : {1, 7, 64}) {  // 64 = n_positions
+      const std::vector<int> ids = sequence(n, net.config().vocab, n);
+      Gpt2Outputs a_out, b_out;
+      const AttentionTrace a = net.forward_ids(ids, *cpu, 10, &a_out);
+      const AttentionTrace b = net.forward_ids(ids, *cuda, 10, &b_out);
+      EXPECT_EQ(b.backend, "cuda");
+      float worst = 0;
+      for (int l = 0; l < a.layers(); ++l)
+        for (int h = 0; h < a.heads(); ++h)
+          worst = std::max(worst, max_abs_diff(a.attention[l][h], b.attention[l][h]));
+      EXPECT_LE(worst, 1e-4f) << name << " n=" << n;
+      EXPECT_LE(max_abs_diff(a_out.final_hidden, b_out.final_hidden), 1e-4f) << name << " n=" << n;
+      ASSERT_EQ(a.predictions.size(), b.predictions.size());
+      EXPECT_EQ(a.predictions[0].id, b.predictions[0].id) << name << " n=" << n;
+      EXPECT_NEAR(a.predictions[0].probability, b.predictions[0].probability, 1e-4f);
+      // Rows of the CUDA weights sum to 1 and the causal part is exactly 0.
+      const Matrix& w = b.attention[1][2];
+      for (int i = 0; i < n; ++i) {
+        EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-5f);
+        for (int j = i + 1; j < n; ++j) EXPECT_EQ(w(i, j), 0.0f);
+      }
+    }
+  }
+}
+
+TEST(TransformerCudaEquivalence, BertMatchesTheCpu) {
+  std::string why;
+  const auto cuda = try_cuda_backend(why);
+  if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto cpu = make_cpu_backend();
+  for (const char* name : {"bert-tiny-uncased-f32", "bert-tiny-uncased-f16"}) {
+    const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+    for (int n : {2, 9, 64}) {
+      std::vector<int> ids = sequence(n, net.config().vocab, n);
+      ids.front() = 101;
+      ids.back() = 102;
+      BertOutputs a_out, b_out;
+      const AttentionTrace a = net.forward_ids(ids, *cpu, &a_out);
+      const AttentionTrace b = net.forward_ids(ids, *cuda, &b_out);
+      float worst = 0;
+      for (int l = 0; l < a.layers(); ++l)
+        for (int h = 0; h < a.heads(); ++h)
+          worst = std::max(worst, max_abs_diff(a.attention[l][h], b.attention[l][h]));
+      EXPECT_LE(worst, 1e-4f) << name << " n=" << n;
+      EXPECT_LE(max_abs_diff(a_out.last_hidden, b_out.last_hidden), 1e-4f) << name << " n=" << n;
+    }
+  }
+}
+
+// The weights are uploaded once per backend and reused: a second run gives the same numbers.
+TEST(TransformerCudaEquivalence, RepeatedRunsAgree) {
+  std::string why;
+  const auto cuda = try_cuda_backend(why);
+  if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto cpu = make_cpu_backend();
+  const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
+  const std::vector<int> ids = sequence(12, net.config().vocab, 3);
+  const AttentionTrace a = net.forward_ids(ids, *cuda);
+  const AttentionTrace c = net.forward_ids(ids, *cpu);  // switch backends in between
+  const AttentionTrace b = net.forward_ids(ids, *cuda);
+  EXPECT_EQ(max_abs_diff(a.attention[1][1], b.attention[1][1]), 0.0f);
+  EXPECT_LE(max_abs_diff(a.attention[1][1], c.attention[1][1]), 1e-4f);
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -1,0 +1,243 @@
+// BERT forward pass against golden data from an independent PyTorch implementation
+// (tools/reference/hf_reference.py, float64) on the tiny fixture models
+// (tools/make_fixture_models).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/model/bert/bert_model.h"
+#include "core/model/bert/bert_network.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr float kTolerance = 1e-4f;
+
+nlohmann::json golden(const std::string& name) {
+  std::ifstream in(fs::path(ATTNSCOPE_TEST_DATA) / "golden" / (name + ".json"));
+  EXPECT_TRUE(in) << "missing golden file for " << name;
+  return nlohmann::json::parse(in);
+}
+
+Matrix to_matrix(const nlohmann::json& rows) {
+  Matrix m(rows.size(), rows.empty() ? 0 : rows[0].size());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<float>();
+  return m;
+}
+
+float max_abs_diff(const Matrix& a, const Matrix& b) {
+  EXPECT_EQ(a.rows(), b.rows());
+  EXPECT_EQ(a.cols(), b.cols());
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  return (a - b).cwiseAbs().maxCoeff();
+}
+
+class BertGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BertGoldenTest, MatchesPytorchReference) {
+  const std::string name = GetParam();
+  const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+  const auto backend = make_cpu_backend();
+  const nlohmann::json g = golden(name);
+  ASSERT_FALSE(g["cases"].empty());
+  float worst_attention = 0, worst_hidden = 0;
+  for (const auto& c : g["cases"]) {
+    const std::vector<int> ids = c["ids"].get<std::vector<int>>();
+    BertOutputs out;
+    const AttentionTrace t = net.forward_ids(ids, *backend, &out);
+    const int n = static_cast<int>(ids.size());
+    ASSERT_EQ(t.layers(), 2);
+    ASSERT_EQ(t.heads(), 4);
+    for (int l = 0; l < 2; ++l) {
+      for (int h = 0; h < 4; ++h) {
+        const Matrix& a = t.attention[l][h];
+        worst_attention =
+            std::max(worst_attention, max_abs_diff(a, to_matrix(c["attention"][l][h])));
+        for (int i = 0; i < n; ++i) EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
+        if (n > 1) {
+          EXPECT_GT(a(0, n - 1), 0.0f) << "BERT attends in both directions";
+        }
+      }
+    }
+    worst_hidden =
+        std::max(worst_hidden, max_abs_diff(out.last_hidden, to_matrix(c["last_hidden"])));
+    EXPECT_TRUE(t.predictions.empty());
+  }
+  EXPECT_LE(worst_attention, kTolerance);
+  EXPECT_LE(worst_hidden, kTolerance);
+  std::cout << name << ": max |diff| vs PyTorch: attention " << worst_attention
+            << ", last hidden state " << worst_hidden << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, BertGoldenTest,
+                         ::testing::Values("bert-tiny-uncased-f32", "bert-tiny-uncased-f16",
+                                           "bert-tiny-uncased-bf16"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
+                           return s;
+                         });
+
+TEST(BertNetworkTest, ReadsConfig) {
+  const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / "bert-tiny-uncased-f32");
+  EXPECT_EQ(net.config().layers, 2);
+  EXPECT_EQ(net.config().heads, 4);
+  EXPECT_EQ(net.config().d_model, 32);
+  EXPECT_EQ(net.config().d_ff, 64);
+  EXPECT_EQ(net.config().positions, 64);
+  EXPECT_EQ(net.config().type_vocab, 2);
+  EXPECT_EQ(net.config().vocab, 30522);
+  EXPECT_FLOAT_EQ(net.config().ln_eps, 1e-12f);
+  EXPECT_EQ(net.config().gelu, Gelu::kErf);
+}
+
+TEST(BertNetworkTest, RejectsBadIds) {
+  const auto backend = make_cpu_backend();
+  const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / "bert-tiny-uncased-f32");
+  EXPECT_THROW(net.forward_ids({101, 30522, 102}, *backend), UsageError);
+  EXPECT_THROW(net.forward_ids(std::vector<int>(65, 1000), *backend), UsageError);
+  EXPECT_NO_THROW(net.forward_ids(std::vector<int>(64, 1000), *backend));
+}
+
+// A copy of the fixture folder whose config.json is edited, to provoke loader errors.
+class BertBrokenFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attnscope_bert_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    fs::copy_file(fs::path(ATTNSCOPE_FIXTURES) / "bert-tiny-uncased-bf16" / "model.safetensors",
+                  dir_ / "model.safetensors");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string load_error(const nlohmann::json& config) {
+    std::ofstream(dir_ / "config.json") << config.dump();
+    try {
+      BertNetwork::load(dir_);
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+  nlohmann::json config() const {
+    return {{"num_hidden_layers", 2},
+            {"num_attention_heads", 4},
+            {"hidden_size", 32},
+            {"intermediate_size", 64},
+            {"max_position_embeddings", 64}};
+  }
+  fs::path dir_;
+};
+
+TEST_F(BertBrokenFolderTest, GoodConfigLoads) {
+  EXPECT_EQ(load_error(config()), "(no error)");
+}
+
+TEST_F(BertBrokenFolderTest, MissingTensorIsNamed) {
+  nlohmann::json c = config();
+  c["num_hidden_layers"] = 3;
+  EXPECT_NE(load_error(c).find("'encoder.layer.2.attention.self.query.weight' is missing"),
+            std::string::npos)
+      << load_error(c);
+}
+
+TEST_F(BertBrokenFolderTest, WrongShapeIsNamed) {
+  nlohmann::json c = config();
+  c["intermediate_size"] = 128;
+  EXPECT_NE(load_error(c).find("'bert.encoder.layer.0.intermediate.dense.weight' has shape [64 x "
+                               "32], expected [128 x 32]"),
+            std::string::npos)
+      << load_error(c);
+}
+
+TEST_F(BertBrokenFolderTest, UnsupportedActivationIsNamed) {
+  nlohmann::json c = config();
+  c["hidden_act"] = "relu";
+  EXPECT_NE(load_error(c).find("hidden_act 'relu'"), std::string::npos) << load_error(c);
+}
+
+// ---- the whole model: tokenizer + forward (needs scripts/fetch_test_data.sh's vocabulary) ----
+
+fs::path model_folder(const std::string& name) {
+  const fs::path f = fs::path(ATTNSCOPE_FIXTURES) / name;
+  return fs::exists(f / "vocab.txt") ? f : fs::path();
+}
+#define REQUIRE_VOCAB(folder) \
+  if ((folder).empty())       \
+  GTEST_SKIP() << "BERT vocabulary missing: run scripts/fetch_test_data.sh, then rebuild"
+
+TEST(BertModelTest, TextToTraceMatchesPytorchReference) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_bert_model(folder, {});
+  EXPECT_EQ(model->info().kind, "bert");
+  EXPECT_EQ(model->info().layers, 2);
+  EXPECT_EQ(model->info().heads, 4);
+  const auto backend = make_cpu_backend();
+  const std::string text = "The cat sat on the MAT.";
+  const AttentionTrace t = model->run(text, *backend);
+  const nlohmann::json c = golden("bert-tiny-uncased-f32")["cases"][0];  // this sentence's ids
+  ASSERT_EQ(t.tokens.size(), c["ids"].size());
+  for (std::size_t i = 0; i < t.tokens.size(); ++i)
+    EXPECT_EQ(t.tokens[i].id, c["ids"][i].get<int>());
+  EXPECT_TRUE(t.tokens.front().special);
+  EXPECT_EQ(t.tokens.front().text, "[CLS]");
+  EXPECT_EQ(t.tokens.front().start, -1);
+  EXPECT_TRUE(t.tokens.back().special);
+  EXPECT_EQ(t.tokens.back().text, "[SEP]");
+  EXPECT_FALSE(t.tokens[1].special);
+  EXPECT_EQ(t.tokens[6].start, 19);  // "MAT" lowercased, offsets into the original text
+  EXPECT_EQ(t.tokens[6].end, 22);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      EXPECT_LE(max_abs_diff(t.attention[l][h], to_matrix(c["attention"][l][h])), kTolerance);
+  EXPECT_EQ(model->tokenize(text).size(), t.tokens.size());
+}
+
+TEST(BertModelTest, LongTextIsTruncatedToPositions) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_bert_model(folder, {});
+  const auto backend = make_cpu_backend();
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "a ";
+  const AttentionTrace t = model->run(text, *backend);
+  ASSERT_EQ(t.tokens.size(), 64u);  // [CLS] + 62 words + [SEP]
+  EXPECT_EQ(t.tokens.back().text, "[SEP]");
+  EXPECT_EQ(t.truncated_at_byte, 2 * 61 + 1);  // end of the 62nd "a"
+  const AttentionTrace empty = model->run("", *backend);
+  EXPECT_EQ(empty.tokens.size(), 2u);  // [CLS] [SEP]
+  EXPECT_EQ(empty.attention[0][0].rows(), 2);
+}
+
+// Without tokenizer_config.json, the folder's name decides: "...-cased" keeps case.
+TEST(BertModelTest, CasingFollowsConfigOrName) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const fs::path root = fs::temp_directory_path() / ("attnscope_case_" + std::to_string(getpid()));
+  auto make = [&](const std::string& name, bool with_config) {
+    const fs::path d = root / name;
+    fs::create_directories(d);
+    for (const char* f : {"config.json", "model.safetensors", "vocab.txt"})
+      fs::create_symlink(folder / f, d / f);
+    if (with_config) std::ofstream(d / "tokenizer_config.json") << R"({"do_lower_case": true})";
+    return load_bert_model(d, {});
+  };
+  // "The" is not in the uncased vocabulary: kept as is it is unknown ([UNK] = 100).
+  EXPECT_EQ(make("tiny-cased", false)->tokenize("The")[1].id, 100);
+  EXPECT_EQ(make("tiny-uncased", false)->tokenize("The")[1].id, 1996);
+  EXPECT_EQ(make("other-cased", true)->tokenize("The")[1].id, 1996);  // the config wins
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace attnscope

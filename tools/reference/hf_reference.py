@@ -1,0 +1,277 @@
+"""An independent reference for attnscope's GPT-2 and BERT forward passes.
+
+Written after Hugging Face transformers' GPT2Model / GPT2LMHeadModel and BertModel (modeling_gpt2.py,
+modeling_bert.py: same module structure, same formulas), in plain PyTorch, without any attnscope
+code: it reads the .safetensors file itself (JSON header + numpy.frombuffer). Needs Debian's
+python3-torch and python3-numpy, so run it with /usr/bin/python3.
+"""
+import json
+import math
+import struct
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+# ---- safetensors ---------------------------------------------------------------------------------
+
+def read_safetensors(path):
+    """name -> float32 numpy array, for F32, F16 and BF16 tensors."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (header_len,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + header_len])
+    data = memoryview(blob)[8 + header_len:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        raw = data[begin:end]
+        dtype = info["dtype"]
+        if dtype == "F32":
+            arr = np.frombuffer(raw, dtype="<f4")
+        elif dtype == "F16":
+            arr = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+        elif dtype == "BF16":
+            arr = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise ValueError(f"{name}: dtype {dtype} not supported by the reference")
+        out[name] = arr.reshape(info["shape"]).copy()
+    return out
+
+
+def base_model_state(tensors, prefix):
+    """What from_pretrained does to a checkpoint: strip the head model's prefix ("transformer.",
+    "bert."), rename TensorFlow-era LayerNorm gamma/beta, drop what the base model has no use for."""
+    state = {}
+    for name, value in tensors.items():
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+        name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        state[name] = torch.from_numpy(value)
+    return state
+
+
+# ---- GPT-2 (after transformers.models.gpt2.modeling_gpt2) ----------------------------------------
+
+class Conv1D(nn.Module):
+    """GPT-2's linear layer: weight stored [in x out], y = x·W + b."""
+
+    def __init__(self, nx, nf):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.reshape(-1, x.size(-1)), self.weight).reshape(*x.shape[:-1], -1)
+
+
+def new_gelu(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, d, heads, positions):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.c_attn = Conv1D(d, 3 * d)
+        self.c_proj = Conv1D(d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(positions, positions, dtype=torch.bool))
+                             .view(1, 1, positions, positions), persistent=False)
+
+    def split_heads(self, x):  # [b, n, d] -> [b, h, n, dh]
+        return x.view(*x.shape[:-1], self.heads, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(x).split(self.heads * self.head_dim, dim=2)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=q.dtype)
+        n = q.size(-2)
+        causal = self.bias[:, :, :n, :n]
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+        w = nn.functional.softmax(w, dim=-1)
+        out = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        out = out.view(*out.shape[:-2], self.heads * self.head_dim)
+        return self.c_proj(out), w
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, d, inner):
+        super().__init__()
+        self.c_fc = Conv1D(d, inner)
+        self.c_proj = Conv1D(inner, d)
+
+    def forward(self, x):
+        return self.c_proj(new_gelu(self.c_fc(x)))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, heads, positions, eps):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d, eps=eps)
+        self.attn = GPT2Attention(d, heads, positions)
+        self.ln_2 = nn.LayerNorm(d, eps=eps)
+        self.mlp = GPT2MLP(d, 4 * d)
+
+    def forward(self, x):
+        a, w = self.attn(self.ln_1(x))
+        x = x + a
+        return x + self.mlp(self.ln_2(x)), w
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d, positions = cfg["n_embd"], cfg["n_positions"]
+        self.wte = nn.Embedding(cfg["vocab_size"], d)
+        self.wpe = nn.Embedding(positions, d)
+        self.h = nn.ModuleList(GPT2Block(d, cfg["n_head"], positions, cfg["layer_norm_epsilon"])
+                               for _ in range(cfg["n_layer"]))
+        self.ln_f = nn.LayerNorm(d, eps=cfg["layer_norm_epsilon"])
+
+    def forward(self, ids):
+        """ids [b, n] -> (final hidden [b, n, d], logits of every position [b, n, V] as
+        GPT2LMHeadModel computes them with the head tied to wte, attentions per layer [b, h, n, n])."""
+        pos = torch.arange(ids.size(-1)).unsqueeze(0)
+        x = self.wte(ids) + self.wpe(pos)
+        attentions = []
+        for block in self.h:
+            x, w = block(x)
+            attentions.append(w)
+        x = self.ln_f(x)
+        return x, F.linear(x, self.wte.weight), attentions
+
+
+# ---- BERT (after transformers.models.bert.modeling_bert) -----------------------------------------
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["hidden_size"]
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], d)
+        self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], d)
+        self.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], d)
+        self.LayerNorm = nn.LayerNorm(d, eps=cfg["layer_norm_eps"])
+
+    def forward(self, ids):
+        n = ids.size(1)
+        types = torch.zeros_like(ids)  # one sentence
+        pos = torch.arange(n).unsqueeze(0)
+        x = self.word_embeddings(ids) + self.token_type_embeddings(types) + self.position_embeddings(pos)
+        return self.LayerNorm(x)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+    def split(self, x):
+        return x.view(x.size()[:-1] + (self.heads, self.head_dim)).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        probs = nn.functional.softmax(scores, dim=-1)  # no padding: the extended mask is all zeros
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        return ctx.view(ctx.size()[:-2] + (self.heads * self.head_dim,)), probs
+
+
+class BertSelfOutput(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.dense = nn.Linear(d, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=eps)
+
+    def forward(self, h, residual):
+        return self.LayerNorm(self.dense(h) + residual)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, d, heads, eps):
+        super().__init__()
+        setattr(self, "self", BertSelfAttention(d, heads))
+        self.output = BertSelfOutput(d, eps)
+
+    def forward(self, x):
+        ctx, probs = getattr(self, "self")(x)
+        return self.output(ctx, x), probs
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, d, inner, act):
+        super().__init__()
+        self.dense = nn.Linear(d, inner)
+        self.act = act
+
+    def forward(self, x):
+        return F.gelu(self.dense(x)) if self.act == "gelu" else new_gelu(self.dense(x))
+
+
+class BertOutput(nn.Module):
+    def __init__(self, inner, d, eps):
+        super().__init__()
+        self.dense = nn.Linear(inner, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=eps)
+
+    def forward(self, h, residual):
+        return self.LayerNorm(self.dense(h) + residual)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d, inner, eps = cfg["hidden_size"], cfg["intermediate_size"], cfg["layer_norm_eps"]
+        self.attention = BertAttention(d, cfg["num_attention_heads"], eps)
+        self.intermediate = BertIntermediate(d, inner, cfg.get("hidden_act", "gelu"))
+        self.output = BertOutput(inner, d, eps)
+
+    def forward(self, x):
+        a, probs = self.attention(x)
+        return self.output(self.intermediate(a), a), probs
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(cfg) for _ in range(cfg["num_hidden_layers"]))
+
+
+class BertModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.embeddings = BertEmbeddings(cfg)
+        self.encoder = BertEncoder(cfg)
+
+    def forward(self, ids):
+        """ids [b, n] -> (last_hidden_state [b, n, d], attentions per layer [b, h, n, n])."""
+        x = self.embeddings(ids)
+        attentions = []
+        for layer in self.encoder.layer:
+            x, probs = layer(x)
+            attentions.append(probs)
+        return x, attentions
+
+
+def load_model(folder, dtype=torch.float64):
+    """The reference model of a Hugging Face folder (config.json + model.safetensors)."""
+    with open(f"{folder}/config.json") as f:
+        cfg = json.load(f)
+    tensors = read_safetensors(f"{folder}/model.safetensors")
+    if cfg["model_type"] == "gpt2":
+        model, prefix = GPT2Model(cfg), "transformer."
+    elif cfg["model_type"] == "bert":
+        model, prefix = BertModel(cfg), "bert."
+    else:
+        raise ValueError(f"unsupported model_type {cfg['model_type']}")
+    state = base_model_state(tensors, prefix)
+    wanted = model.state_dict().keys()
+    missing = [k for k in wanted if k not in state]
+    if missing:
+        raise KeyError(f"{folder}: missing tensors {missing}")
+    model.load_state_dict({k: state[k] for k in wanted})
+    return model.to(dtype).eval(), cfg

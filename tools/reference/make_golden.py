@@ -1,0 +1,82 @@
+"""Writes tests/data/golden/*.json from the fixture models with the independent reference.
+
+    /usr/bin/python3 tools/reference/make_golden.py build/fixtures tests/data/golden
+
+The reference runs in float64, so the golden numbers are the exact answer for the stored weights;
+attnscope (float32) must match them within 1e-4.
+"""
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hf_reference import load_model  # noqa: E402
+
+# Fixed token-id sequences: GPT-2 "The cat sat on the mat." style ids, a single token, and a longer
+# run covering ids near both ends of the vocabulary.
+GPT2_CASES = [
+    [464, 3797, 3332, 319, 262, 2603, 13],
+    [50256],
+    [15496, 11, 616, 1438, 318, 41191, 290, 314, 588, 284, 4483, 2057, 0, 50255, 1, 198],
+]
+# BERT: [CLS] ... [SEP] as the tokenizer adds them.
+BERT_CASES = [
+    [101, 1996, 4937, 2938, 2006, 1996, 13523, 1012, 102],
+    [101, 102],
+    [101, 7592, 1010, 2026, 2171, 2003, 100, 1998, 1045, 2066, 2000, 4521, 30521, 999, 103, 102],
+]
+FULL = ["gpt2-tiny-f32", "bert-tiny-uncased-f32"]  # every case; the f16/bf16 variants: the last
+
+
+def rounded(t):
+    """Nested lists with 9 significant digits (more than float32 carries)."""
+    return json.loads(json.dumps(t.tolist(), allow_nan=False), parse_float=lambda s: float(f"{float(s):.9g}"))
+
+
+def golden_for(folder, name):
+    model, cfg = load_model(folder)
+    kind = cfg["model_type"]
+    cases = GPT2_CASES if kind == "gpt2" else BERT_CASES
+    if name not in FULL:
+        cases = cases[-1:]
+    out = {"model": name, "kind": kind, "reference": "tools/reference/hf_reference.py (float64)", "cases": []}
+    with torch.no_grad():
+        for ids in cases:
+            x = torch.tensor([ids])
+            case = {"ids": ids}
+            if kind == "gpt2":
+                hidden, logits, attentions = model(x)
+                last = logits[0, -1]
+                probs = torch.softmax(last, dim=-1)
+                top = torch.topk(last, 10)
+                case["final_hidden"] = rounded(hidden[0])
+                case["top_ids"] = top.indices.tolist()
+                case["top_probabilities"] = rounded(probs[top.indices])
+                fixed = [0, 1, 13, 50256]
+                case["logit_ids"] = fixed
+                case["logits"] = rounded(last[fixed])
+            else:
+                hidden, attentions = model(x)
+                case["last_hidden"] = rounded(hidden[0])
+            case["attention"] = [rounded(a[0]) for a in attentions]  # [layer][head][query][key]
+            out["cases"].append(case)
+    return out
+
+
+def main():
+    fixtures, golden_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(golden_dir, exist_ok=True)
+    for name in sorted(os.listdir(fixtures)):
+        folder = os.path.join(fixtures, name)
+        if not os.path.isfile(os.path.join(folder, "model.safetensors")):
+            continue
+        with open(os.path.join(golden_dir, name + ".json"), "w") as f:
+            json.dump(golden_for(folder, name), f, separators=(",", ":"))
+            f.write("\n")
+        print("wrote", name)
+
+
+if __name__ == "__main__":
+    main()
