@@ -9,10 +9,16 @@ struct GuiOptions {
   std::optional<std::string> text;   // first sentence; default: the "bank" example
   std::optional<std::string> text2;  // second sentence (shown side by side)
   std::string backend = "auto";
-  std::string screenshot;            // non-empty: render, write this PNG, exit
-  int scale = 1;                     // screenshot scale: 1, 2 or 4
-  int frames = 3;                    // frames rendered before the screenshot
-  std::string layout_file;           // optional JSON of where cells/labels were drawn (tests)
+  std::string screenshot;   // non-empty: render, write this PNG, exit
+  int scale = 1;            // screenshot scale: 1, 2 or 4
+  int frames = 3;           // frames rendered before the screenshot
+  std::string layout_file;  // optional JSON of where cells/labels were drawn (tests)
+  std::string window_size;  // "WIDTHxHEIGHT" in screen units; empty: remembered or 1600x1000
+  std::string theme;        // "dark" | "light"; empty: remembered
+  // Testing aid (hidden option): once the first traces are shown, clear sentence 1, focus its text
+  // box and type these characters through ImGui's input queue, one per frame; with --layout the
+  // published trace is reported at exit.
+  std::string type_keys;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

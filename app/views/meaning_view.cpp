@@ -1,0 +1,74 @@
+#include "app/views/meaning_view.h"
+
+#include <algorithm>
+
+#include "app/ui/theme.h"
+#include "app/views/draw_util.h"
+
+namespace attnscope {
+
+namespace {
+void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighbor>& list,
+                   float width) {
+  const ThemeColors& colors = theme_colors();
+  ImGui::BeginGroup();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent), "%s", title);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (const Neighbor& nb : list) {
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    float h = ImGui::GetTextLineHeight();
+    float bar = std::clamp(nb.similarity, 0.0f, 1.0f) * width * 0.45f;
+    dl->AddRectFilled(ImVec2(p.x + width * 0.5f, p.y + 2),
+                      ImVec2(p.x + width * 0.5f + bar, p.y + h - 2),
+                      (colors.arc & 0x00FFFFFF) | 0x90000000, 2.0f);
+    ImGui::TextUnformatted(nb.word.c_str());
+    ImGui::SameLine(width * 0.5f + bar + ImGui::GetStyle().ItemSpacing.x * 2);
+    ImGui::PushFont(ctx.fonts.mono);
+    ImGui::Text("%.2f", nb.similarity);
+    ImGui::PopFont();
+  }
+  ImGui::Dummy(ImVec2(width, 1));
+  ImGui::EndGroup();
+}
+}  // namespace
+
+void MeaningView::Draw(ViewContext& ctx) {
+  const auto dim = ImGui::ColorConvertU32ToFloat4(theme_colors().text_dim);
+  if (!ctx.trace || ctx.trace->model.kind != "lesson") {
+    ImGui::TextColored(dim, "The meaning shift is shown for the lesson model.");
+    return;
+  }
+  if (ctx.focus < 0 || ctx.focus >= static_cast<int>(ctx.trace->tokens.size())) {
+    ImGui::TextColored(dim, "Hover or click a token to see how its meaning shifts in context.");
+    return;
+  }
+  if (cached_trace != ctx.trace_ref || cached_token != ctx.focus) {
+    cached_trace = ctx.trace_ref;
+    cached_token = ctx.focus;
+    error.clear();
+    try {
+      shift = lesson_meaning_shift(*ctx.trace, ctx.focus, 8);
+    } catch (const std::exception& e) {
+      shift = {};
+      error = e.what();
+    }
+  }
+  std::string word = token_label(ctx.trace->tokens[ctx.focus], 20);
+  if (!error.empty()) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().error), "%s", error.c_str());
+    return;
+  }
+  if (shift.static_neighbors.empty() && shift.context_neighbors.empty()) {
+    ImGui::TextColored(dim, "No neighbours for \"%s\" (an unknown word has no vector).",
+                       word.c_str());
+    return;
+  }
+  float width =
+      std::max(120.0f, ImGui::GetContentRegionAvail().x / 2 - ImGui::GetStyle().ItemSpacing.x);
+  std::string a = "\"" + word + "\" alone", b = "\"" + word + "\" in this sentence";
+  neighbor_list(ctx, a.c_str(), shift.static_neighbors, width);
+  ImGui::SameLine();
+  neighbor_list(ctx, b.c_str(), shift.context_neighbors, width);
+}
+
+}  // namespace attnscope
