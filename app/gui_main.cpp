@@ -202,7 +202,7 @@ int run_gui(const GuiOptions& options) {
     kDone
   } typing = options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle;
   const std::vector<unsigned> keys = code_points(options.type_keys);
-  int submits_during_typing = 0;
+  int keys_injected = 0;
   std::uint64_t jobs_before_typing = 0;
   const auto started = Clock::now();
   bool windowed_saved = false;
@@ -236,6 +236,7 @@ int run_gui(const GuiOptions& options) {
     if (typing == Typing::kTyping) {
       if (typed < static_cast<int>(keys.size())) {
         io.AddInputCharacter(keys[typed++]);
+        ++keys_injected;
       } else {
         typing = Typing::kWaitPublish;
       }
@@ -360,14 +361,13 @@ int run_gui(const GuiOptions& options) {
       jobs_before_typing = app.computed_jobs();
     } else if (typing == Typing::kFocusing && main_window.text_box_active[0]) {
       typing = Typing::kTyping;
-      submits_during_typing = 0;
+      keys_injected = 0;
     } else if (typing == Typing::kWaitPublish) {
       ++typing_frames_after;
       const auto& r = app.state.slots[0].result;
       if (r && r->trace && r->text == app.state.slots[0].text && app.settled())
         typing = Typing::kDone;
     }
-    if (typing == Typing::kTyping) ++submits_during_typing;
 
     frame_ms = static_cast<float>(ms_since(frame_start));
     if (frame >= 2) frame_times.push_back(frame_ms);
@@ -393,7 +393,7 @@ int run_gui(const GuiOptions& options) {
     if (!options.type_keys.empty())
       doc["typing"] = {{"typed", options.type_keys},
                        {"done", typing == Typing::kDone},
-                       {"keystroke_frames", submits_during_typing},
+                       {"keystroke_frames", keys_injected},
                        {"frames_to_publish", typing_frames_after},
                        {"jobs_computed", app.computed_jobs() - jobs_before_typing}};
     std::ofstream out(options.layout_file);
