@@ -106,7 +106,10 @@ class CpuBackend final : public Backend {
         row.setZero();
         continue;
       }
-      row = (row.array() - mx).exp();
+      // Eigen's vectorised exp clamps its argument (exp(-inf) gives ~1e-39, not 0), so masked
+      // entries are set to exactly 0 as the attention contract says.
+      row = (row.array() == -std::numeric_limits<float>::infinity())
+                .select(0.0f, (row.array() - mx).exp());
       row /= row.sum();
     }
   }

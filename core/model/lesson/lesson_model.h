@@ -1,6 +1,18 @@
 #pragma once
 // The built-in lesson model: the seed's plain attention with Q = K = V = X, the words' real vectors
 // (assets/lesson_vectors.bin, built from Debian's text corpora by tools/build_word_vectors).
+//
+// Defined behaviour for odd input (tests/unit/lesson_model_test.cpp):
+//  - text is split by word_tokenize (core/text/word_tokenizer.h) and cut after kLessonMaxTokens
+//    tokens; the trace then records truncated_at_byte (where the first dropped token starts);
+//  - a token that is not in the vocabulary (unknown word, punctuation, invalid UTF-8) stays a token
+//    with id -1 and `unknown` set. Its vector is zero (plus the positional encoding when that is on).
+//    With mask_unknown (default) it is masked as a key, so it receives no attention: a word with
+//    no meaning has nothing to give. As a query, a zero vector scores 0 against every key, so it
+//    spreads its attention evenly over the keys it may see;
+//  - a query that may see no key at all (a single word with exclude-self, or only unknown keys)
+//    has an all-zero row, as the attention contract says for fully masked rows;
+//  - empty text gives a trace with no tokens and h empty 0 x 0 matrices.
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,18 +21,27 @@
 
 namespace attnscope {
 
+inline constexpr int kLessonMaxTokens = 512;
+
 struct LessonOptions {
   float beta = 5.0f;        // sharpness: X scaled by √(β·√d) so the logit is β·cos
   bool mask_self = true;    // exclude self (diagonal mask)
-  bool scale = true;        // divide by √d_k
+  bool scale = true;        // divide by √d_k (the scaling of X stays: off makes logits √d_k sharper)
   bool causal = false;      // causal mask
-  bool positional = false;  // add sinusoidal positional encoding to X
+  bool positional = false;  // add sinusoidal positional encoding to X (scaled to unit length)
   int heads = 1;            // h heads, each through a fixed seeded random orthogonal projection
+  bool mask_unknown = true;  // unknown tokens receive no attention (see above)
 };
 
 // Loads the word vectors once per process (thread-safe) and shares them between models; throws
-// ModelError if the asset is missing or corrupt.
+// ModelError if the asset is missing or corrupt, UsageError for options out of range (β must be in
+// [0, 1000]; heads must divide the vector dimension 128: 1, 2, 4, 8, 16, 32, 64 or 128).
 std::shared_ptr<const Model> make_lesson_model(const LessonOptions& options = {});
+
+// The projection head h of `heads` sees X through: [dim x dim/heads] with orthonormal columns.
+// One head: the identity (a rotation would change nothing). More heads: disjoint column blocks of
+// one random orthogonal matrix drawn from a fixed seed, so every run shows the same heads.
+Matrix lesson_head_projection(int heads, int head, int dim);
 
 struct Neighbor {
   std::string word;
@@ -28,20 +49,30 @@ struct Neighbor {
 };
 // The article's claim made visible: nearest vocabulary words of token `index`'s static vector and
 // of its context-enriched output (weights·V, heads concatenated) in `trace` (a lesson trace).
+// The token's own word is left out of both lists. An unknown token has no static neighbours; an
+// index out of range or a trace without steps gives empty lists.
 struct MeaningShift {
   std::vector<Neighbor> static_neighbors;
   std::vector<Neighbor> context_neighbors;
 };
 MeaningShift lesson_meaning_shift(const AttentionTrace& trace, int index, int k = 8);
 
-// The preset ambiguous-word sentence pairs shipped in assets/ (bank, mouse, bass, …).
+// Token `index`'s context-enriched output mapped back into word-vector space (Σ_h output_h·R_hᵀ),
+// [1 x dim]; zero when the trace has no steps for it. What lesson_meaning_shift ranks against.
+RowVector lesson_context_vector(const AttentionTrace& trace, int index);
+
+// The preset ambiguous-word sentence pairs shipped in assets/presets.json (bank, mouse, bass, …).
 struct PresetPair {
   std::string word;     // the ambiguous word
   std::string text1;    // sense 1 sentence
   std::string sense1;   // e.g. "river"
   std::string text2;    // sense 2 sentence
   std::string sense2;   // e.g. "money"
+  // Cue words that stand for each sense; the preset test asks which mean the enriched word is
+  // closer to.
+  std::vector<std::string> cues1, cues2;
 };
+// Throws ModelError when presets.json is missing or malformed.
 std::vector<PresetPair> lesson_presets();
 
 }  // namespace attnscope

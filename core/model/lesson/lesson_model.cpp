@@ -1,0 +1,235 @@
+#include "core/model/lesson/lesson_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <random>
+
+#include "core/attention/attention.h"
+#include "core/model/lesson/word_vectors.h"
+#include "core/text/word_tokenizer.h"
+#include "core/util/assets.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+namespace {
+
+constexpr std::uint64_t kProjectionSeed = 0x6c6573736f6e;  // "lesson"
+
+// X scale so that (s·x)·(s·y) / √d_k = β·cos(x, y) for unit x, y.
+float input_scale(float beta, int d_head) {
+  return std::sqrt(beta * std::sqrt(static_cast<float>(d_head)));
+}
+
+// Sinusoidal positional encoding (Vaswani et al. 2017) of one position, scaled to unit length so
+// that it is as strong as a word vector: [1 x dim].
+RowVector positional_encoding(int pos, int dim) {
+  RowVector pe(dim);
+  for (int i = 0; i < dim; ++i) {
+    double rate = std::pow(10000.0, -2.0 * (i / 2) / dim);
+    pe[i] = static_cast<float>(i % 2 == 0 ? std::sin(pos * rate) : std::cos(pos * rate));
+  }
+  return pe / std::max(pe.norm(), 1e-12f);
+}
+
+class LessonModel final : public Model {
+ public:
+  LessonModel(const LessonOptions& options, std::shared_ptr<const WordVectors> vectors)
+      : options_(options), vectors_(std::move(vectors)) {
+    for (int h = 0; h < options_.heads; ++h)
+      projections_.push_back(lesson_head_projection(options_.heads, h, vectors_->dim()));
+  }
+
+  ModelInfo info() const override {
+    ModelInfo m;
+    m.name = "lesson";
+    m.kind = "lesson";
+    m.layers = 1;
+    m.heads = options_.heads;
+    m.options = {{"beta", options_.beta},         {"mask_self", options_.mask_self},
+                 {"scale", options_.scale},       {"causal", options_.causal},
+                 {"positional", options_.positional}, {"heads", options_.heads},
+                 {"mask_unknown", options_.mask_unknown}, {"dim", vectors_->dim()},
+                 {"max_tokens", kLessonMaxTokens}};
+    return m;
+  }
+
+  Tokens tokenize(const std::string& text) const override {
+    return tokenize_truncated(text).tokens;
+  }
+
+  AttentionTrace run(const std::string& text, Backend& backend) const override {
+    const auto t0 = std::chrono::steady_clock::now();
+    AttentionTrace trace;
+    trace.model = info();
+    trace.backend = backend.name();
+    trace.text = text;
+    WordTokenization tok = tokenize_truncated(text);
+    trace.tokens = std::move(tok.tokens);
+    trace.truncated_at_byte = tok.truncated_at_byte;
+
+    const int n = static_cast<int>(trace.tokens.size()), dim = vectors_->dim();
+    const int d_head = dim / options_.heads;
+    trace.attention.assign(1, {});
+    if (n == 0) {
+      trace.attention[0].assign(options_.heads, Matrix(0, 0));
+      trace.steps.assign(options_.heads, HeadSteps{});
+      trace.compute_ms = elapsed_ms(t0);
+      return trace;
+    }
+
+    // X [n x dim]: each token's unit word vector (zero if unknown), plus its position.
+    Matrix x = Matrix::Zero(n, dim);
+    AttentionOptions attn;
+    attn.scale = options_.scale;
+    attn.causal = options_.causal;
+    attn.mask_self = options_.mask_self;
+    bool any_unknown = false;
+    for (int i = 0; i < n; ++i) {
+      const Token& t = trace.tokens[i];
+      if (t.id >= 0) x.row(i) = vectors_->vectors.row(t.id);
+      any_unknown |= t.unknown;
+      if (options_.positional) x.row(i) += positional_encoding(i, dim);
+    }
+    if (options_.mask_unknown && any_unknown) {
+      attn.key_padding.resize(n);
+      for (int i = 0; i < n; ++i) attn.key_padding[i] = trace.tokens[i].unknown ? 1 : 0;
+    }
+
+    const float s = input_scale(options_.beta, d_head);
+    for (int h = 0; h < options_.heads; ++h) {
+      // Head h: P [n x d_head] = X · R_h, rows back to unit length (zero rows stay zero), times s.
+      Matrix p = x * projections_[h];
+      for (int i = 0; i < n; ++i) {
+        float norm = p.row(i).norm();
+        if (norm > 1e-12f) p.row(i) *= s / norm;
+      }
+      AttentionResult r = attention_forward(backend, p, p, p, attn);
+      trace.attention[0].push_back(r.weights);
+      trace.steps.push_back(HeadSteps{p, p, p, std::move(r.scores), std::move(r.scaled),
+                                      std::move(r.weights), std::move(r.output)});
+    }
+    trace.compute_ms = elapsed_ms(t0);
+    return trace;
+  }
+
+ private:
+  static double elapsed_ms(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  WordTokenization tokenize_truncated(const std::string& text) const {
+    WordTokenization tok = word_tokenize(text, kLessonMaxTokens);
+    for (Token& t : tok.tokens) {
+      t.id = vectors_->lookup(t.text);
+      t.unknown = t.id < 0;
+    }
+    return tok;
+  }
+
+  LessonOptions options_;
+  std::shared_ptr<const WordVectors> vectors_;
+  std::vector<Matrix> projections_;  // per head [dim x d_head]
+};
+
+std::vector<Neighbor> nearest(const WordVectors& wv, const RowVector& v, int k, int exclude) {
+  std::vector<Neighbor> out;
+  const float norm = v.norm();
+  if (norm < 1e-12f || k <= 0) return out;
+  Vector sims = wv.vectors * (v.transpose() / norm);  // [vocab]; rows are unit length
+  std::vector<int> order;
+  order.reserve(sims.size());
+  for (int i = 0; i < sims.size(); ++i)
+    if (i != exclude) order.push_back(i);
+  const int top = std::min<int>(k, static_cast<int>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](int a, int b) {
+    return sims[a] != sims[b] ? sims[a] > sims[b] : a < b;
+  });
+  for (int i = 0; i < top; ++i) out.push_back({wv.words[order[i]], sims[order[i]]});
+  return out;
+}
+
+}  // namespace
+
+Matrix lesson_head_projection(int heads, int head, int dim) {
+  if (heads <= 0 || dim % heads != 0 || head < 0 || head >= heads)
+    throw UsageError("lesson model: " + std::to_string(heads) + " heads do not divide the " +
+                     std::to_string(dim) + "-dimensional word vectors");
+  const int d_head = dim / heads;
+  if (heads == 1) return Matrix::Identity(dim, dim);
+  // A Haar-random orthogonal matrix: QR of a Gaussian matrix, signs fixed by diag(R) > 0. The
+  // Gaussian comes from our own Box–Muller so that every standard library draws the same one.
+  std::mt19937_64 rng(kProjectionSeed);
+  auto uniform = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  Eigen::MatrixXd g(dim, dim);
+  for (int j = 0; j < dim; ++j)
+    for (int i = 0; i < dim; ++i)
+      g(i, j) = std::sqrt(-2.0 * std::log(1.0 - uniform())) * std::cos(6.283185307179586 * uniform());
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
+  Eigen::MatrixXd q = qr.householderQ();
+  for (int j = 0; j < dim; ++j)
+    if (qr.matrixQR()(j, j) < 0) q.col(j) = -q.col(j);
+  return q.middleCols(head * d_head, d_head).cast<float>();
+}
+
+std::shared_ptr<const Model> make_lesson_model(const LessonOptions& options) {
+  if (!(options.beta >= 0.0f && options.beta <= 1000.0f))
+    throw UsageError("lesson model: the sharpness beta must be between 0 and 1000");
+  auto vectors = lesson_word_vectors();
+  lesson_head_projection(options.heads, 0, vectors->dim());  // validates the head count
+  return std::make_shared<LessonModel>(options, std::move(vectors));
+}
+
+RowVector lesson_context_vector(const AttentionTrace& trace, int index) {
+  auto vectors = lesson_word_vectors();
+  const int dim = vectors->dim();
+  RowVector c = RowVector::Zero(dim);
+  const int heads = static_cast<int>(trace.steps.size());
+  if (heads == 0 || dim % heads != 0 || index < 0) return c;
+  for (int h = 0; h < heads; ++h) {
+    const Matrix& out = trace.steps[h].output;  // [n x d_head]
+    if (index >= out.rows() || out.cols() != dim / heads) return RowVector::Zero(dim);
+    c += out.row(index) * lesson_head_projection(heads, h, dim).transpose();
+  }
+  return c;
+}
+
+MeaningShift lesson_meaning_shift(const AttentionTrace& trace, int index, int k) {
+  MeaningShift shift;
+  if (index < 0 || index >= static_cast<int>(trace.tokens.size())) return shift;
+  auto vectors = lesson_word_vectors();
+  const int id = trace.tokens[index].id;
+  if (id >= 0 && id < vectors->vectors.rows())
+    shift.static_neighbors = nearest(*vectors, vectors->vectors.row(id), k, id);
+  shift.context_neighbors = nearest(*vectors, lesson_context_vector(trace, index), k, id);
+  return shift;
+}
+
+std::vector<PresetPair> lesson_presets() {
+  const auto path = find_asset("presets.json");
+  std::ifstream f(path);
+  if (!f) throw ModelError("cannot open '" + path.string() + "'");
+  try {
+    nlohmann::json doc = nlohmann::json::parse(f);
+    std::vector<PresetPair> pairs;
+    for (const auto& p : doc.at("pairs")) {
+      PresetPair pair;
+      pair.word = p.at("word").get<std::string>();
+      pair.sense1 = p.at("sense1").get<std::string>();
+      pair.text1 = p.at("text1").get<std::string>();
+      pair.cues1 = p.at("cues1").get<std::vector<std::string>>();
+      pair.sense2 = p.at("sense2").get<std::string>();
+      pair.text2 = p.at("text2").get<std::string>();
+      pair.cues2 = p.at("cues2").get<std::vector<std::string>>();
+      pairs.push_back(std::move(pair));
+    }
+    return pairs;
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError("the presets '" + path.string() + "' are malformed: " + e.what());
+  }
+}
+
+}  // namespace attnscope
