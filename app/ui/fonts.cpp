@@ -9,8 +9,8 @@ const char* const kSans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 const char* const kMono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
 
 // Latin, Greek (β), Cyrillic, punctuation, super/subscripts (ᵀ), arrows and math (√ · ÷ ∝).
-const ImWchar kRanges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00,
-                           0x1DBF, 0x2000, 0x206F, 0x2070, 0x209F, 0x2190, 0x21FF,
+const ImWchar kRanges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF,
+                           0x2000, 0x206F, 0x2070, 0x209F, 0x2C60, 0x2C7F, 0x2190, 0x21FF,
                            0x2200, 0x22FF, 0x2500, 0x25FF, 0xFFFD, 0xFFFD, 0};
 }  // namespace
 

@@ -44,7 +44,12 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
   }
   if (ImGui::BeginMenu("Examples")) {
     if (ImGui::MenuItem("bank (river / money) \xE2\x80\x94 built-in")) {
-      PresetPair bank{"bank", kDefaultText1, "river", kDefaultText2, "money"};
+      PresetPair bank;
+      bank.word = "bank";
+      bank.text1 = kDefaultText1;
+      bank.sense1 = "river";
+      bank.text2 = kDefaultText2;
+      bank.sense2 = "money";
       app.apply_preset(bank);
     }
     if (app.presets.empty())
@@ -135,22 +140,21 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
     ImGui::PopStyleColor();
   }
   const float width = ImGui::GetContentRegionAvail().x;
-  sentences[slot].Draw(ctx, width);
+  sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
 
   // Heatmap and the BertViz columns side by side, the arc diagram below.
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float arc_h = std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f);
   const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
-  const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
+  const float columns_w = std::clamp(width * 0.32f, font * 10, font * 17);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
-                     "layer %d, head %d: rows = queries, columns = keys", st.layer + 1,
-                     st.head + 1);
-  heatmaps[slot].Draw(
-      ctx, renderer,
-      ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, row_h - font * 1.4f));
+                     "layer %d, head %d \xC2\xB7 each row is a query, each column a key",
+                     st.layer + 1, st.head + 1);
+  const float pictures_h = row_h - ImGui::GetTextLineHeightWithSpacing();
+  heatmaps[slot].Draw(ctx, renderer,
+                      ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, pictures_h));
   ImGui::SameLine();
-  ImGui::SetCursorPosY(ImGui::GetCursorPosY() - font * 1.4f - ImGui::GetStyle().ItemSpacing.y);
-  arcs[slot].DrawColumns(ctx, ImVec2(columns_w, row_h));
+  arcs[slot].DrawColumns(ctx, ImVec2(columns_w, pictures_h));
   arcs[slot].DrawArcDiagram(ctx, ImVec2(width, arc_h));
   if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
   ImGui::EndChild();
@@ -178,7 +182,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x - sidebar_w, height));
   ImGui::Begin("##main", nullptr, kPanelFlags);
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float bottom_h = std::clamp(avail.y * 0.34f, font * 9.0f, font * 22.0f);
+  const float bottom_h = std::clamp(avail.y * 0.29f, font * 9.0f, font * 22.0f);
   const float slots_h = avail.y - bottom_h - ImGui::GetStyle().ItemSpacing.y;
   const bool two = app.state.show_second;
   const float slot_w = two ? (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2 : avail.x;
@@ -190,7 +194,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
 
   // Formula and meaning shift of the active sentence.
   int active = two ? app.state.focus.active_slot : 0;
-  const float formula_w = avail.x * 0.68f;
+  const float formula_w = avail.x * 0.72f;
   ImGui::BeginChild("##formula", ImVec2(formula_w, bottom_h), true,
                     ImGuiWindowFlags_HorizontalScrollbar);
   {

@@ -48,8 +48,11 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize();
   const float row_h = std::min(font * 1.45f, (size.y - font * 1.6f) / std::max(n, m));
-  const bool labels_fit = row_h >= font * 0.95f;
-  const float col_w = std::min(size.x * 0.32f, font * 7.5f);
+  const bool labels_fit = row_h >= font * 0.75f;
+  float label_w = 0;
+  for (int i = 0; i < std::max(n, m) && i < static_cast<int>(tokens.size()); ++i)
+    label_w = std::max(label_w, ImGui::CalcTextSize(token_label(tokens[i], 10).c_str()).x);
+  const float col_w = std::min(size.x * 0.4f, label_w + font * 0.8f);
   const float xl = origin.x + col_w, xr = origin.x + size.x - col_w;  // line ends
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
@@ -156,6 +159,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
     std::vector<int> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return w(f, a) > w(f, b); });
+    std::vector<ImVec4> placed;  // weight labels drawn so far
     for (int j = 0; j < n; ++j) {
       float t = w(f, j) / range.vmax;
       if (t < 0.005f) continue;
@@ -178,7 +182,14 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
         ImGui::PushFont(ctx.fonts.mono);
         ImVec2 ts = ImGui::CalcTextSize(buf);
         ImVec2 p((a.x + b.x) / 2 - ts.x / 2, baseline - hgt - ts.y - 2);
-        dl->AddText(p, colors.text, buf);
+        // Skip a label that would overlap one already placed.
+        bool clear = true;
+        for (const ImVec4& r : placed)
+          clear &= p.x + ts.x + 4 < r.x || p.x > r.z + 4 || p.y + ts.y < r.y || p.y > r.w;
+        if (clear) {
+          dl->AddText(p, colors.text, buf);
+          placed.push_back(ImVec4(p.x, p.y, p.x + ts.x, p.y + ts.y));
+        }
         ImGui::PopFont();
       }
     }

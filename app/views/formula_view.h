@@ -10,6 +10,7 @@ inline constexpr int kFormulaMaxTokens = 12;
 inline constexpr int kFormulaMaxColumns = 6;  // vectors are wide (d = 300): show their start
 
 struct FormulaView {
+  bool show_all = false;  // every row of every step; otherwise the focused row through the steps
   void Draw(ViewContext& ctx);
 };
 

@@ -52,7 +52,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const float tick_w = ImGui::CalcTextSize("0.000").x;
   const float number_w = ImGui::CalcTextSize("0.00").x;
   ImGui::PopFont();
-  const float bar_w = font * 0.9f, margin_right = bar_w + tick_w + 3 * pad;
+  const float bar_w = font * 0.9f, margin_right = bar_w + tick_w + 3 * pad + font * 0.4f;
   float cell =
       std::min((size.x - margin_left - margin_right) / cols, (size.y - margin_top - pad) / rows);
   cell = std::clamp(cell, 1.0f / s, font * 3.2f);
@@ -91,7 +91,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   }
 
   // Axis labels; with tiny cells only every k-th one.
-  const int every = std::max(1, static_cast<int>(std::ceil(font * 1.05f / cell)));
+  const int every = std::max(1, static_cast<int>(std::ceil(font * 0.85f / cell)));
   nlohmann::json row_json = nlohmann::json::array(), col_json = nlohmann::json::array();
   for (int i = 0; i < rows; i += every) {
     ImVec2 ts = ImGui::CalcTextSize(labels[i].c_str());
@@ -143,9 +143,9 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     float y = y0 + grid_h * f, v = range.vmax - (range.vmax - range.vmin) * f;
     char buf[16];
     std::snprintf(buf, sizeof buf, "%.2f", v);
-    dl->AddLine(ImVec2(bx + bar_w, y), ImVec2(bx + bar_w + 4, y), colors.text);
+    dl->AddLine(ImVec2(bx + bar_w, y), ImVec2(bx + bar_w + 3, y), colors.text);
     float ty = std::clamp(y - mono / 2, y0 - mono / 2, y0 + grid_h - mono / 2);
-    dl->AddText(ImVec2(bx + bar_w + 6, ty), colors.text, buf);
+    dl->AddText(ImVec2(bx + bar_w + 3 + font * 0.4f, ty), colors.text, buf);
   }
   ImGui::PopFont();
 

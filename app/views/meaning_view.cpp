@@ -1,6 +1,7 @@
 #include "app/views/meaning_view.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
@@ -14,20 +15,32 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
   ImGui::BeginGroup();
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent), "%s", title);
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Columns: word | similarity bar | number, sized to what is shown.
+  float word_w = 0;
+  for (const Neighbor& nb : list) word_w = std::max(word_w, ImGui::CalcTextSize(nb.word.c_str()).x);
+  ImGui::PushFont(ctx.fonts.mono);
+  const float number_w = ImGui::CalcTextSize("0.00").x;
+  ImGui::PopFont();
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  word_w = std::min(word_w, width * 0.55f);
+  const float bar_max = std::max(10.0f, width - word_w - number_w - 3 * gap);
   for (const Neighbor& nb : list) {
     ImVec2 p = ImGui::GetCursorScreenPos();
     float h = ImGui::GetTextLineHeight();
-    float bar = std::clamp(nb.similarity, 0.0f, 1.0f) * width * 0.45f;
-    dl->AddRectFilled(ImVec2(p.x + width * 0.5f, p.y + 2),
-                      ImVec2(p.x + width * 0.5f + bar, p.y + h - 2),
+    float bar = std::clamp(nb.similarity, 0.0f, 1.0f) * bar_max;
+    ImGui::PushClipRect(p, ImVec2(p.x + word_w, p.y + h), true);
+    dl->AddText(p, colors.text, nb.word.c_str());
+    ImGui::PopClipRect();
+    float bx = p.x + word_w + gap;
+    dl->AddRectFilled(ImVec2(bx, p.y + 3), ImVec2(bx + bar, p.y + h - 3),
                       (colors.arc & 0x00FFFFFF) | 0x90000000, 2.0f);
-    ImGui::TextUnformatted(nb.word.c_str());
-    ImGui::SameLine(width * 0.5f + bar + ImGui::GetStyle().ItemSpacing.x * 2);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.2f", nb.similarity);
     ImGui::PushFont(ctx.fonts.mono);
-    ImGui::Text("%.2f", nb.similarity);
+    dl->AddText(ImVec2(bx + bar + gap, p.y + (h - ImGui::GetFontSize()) / 2), colors.text, buf);
     ImGui::PopFont();
+    ImGui::Dummy(ImVec2(width, h));
   }
-  ImGui::Dummy(ImVec2(width, 1));
   ImGui::EndGroup();
 }
 }  // namespace

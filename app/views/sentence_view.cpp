@@ -11,11 +11,11 @@ namespace {
 constexpr int kMaxTokensShown = 400;  // a huge paste shows its start; the heatmap shows all
 }
 
-void SentenceView::Draw(ViewContext& ctx, float width) {
+void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   const ThemeColors& colors = theme_colors();
   if (!ctx.trace) return;
   const Tokens& tokens = ctx.trace->tokens;
-  ImGui::PushFont(ctx.fonts.big);
+  ImGui::PushFont(large ? ctx.fonts.big : ctx.fonts.ui);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float h = ImGui::GetFontSize(), pad_x = h * 0.22f, gap = h * 0.3f, line_h = h * 1.55f;
@@ -61,7 +61,7 @@ void SentenceView::Draw(ViewContext& ctx, float width) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, y + line_h));
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim), "… and %d more tokens",
                        static_cast<int>(tokens.size()) - shown);
-    ImGui::PushFont(ctx.fonts.big);
+    ImGui::PushFont(large ? ctx.fonts.big : ctx.fonts.ui);
     y += ImGui::GetFontSize();
   }
   ImGui::PopFont();

@@ -6,7 +6,7 @@
 namespace attnscope {
 
 struct SentenceView {
-  void Draw(ViewContext& ctx, float width);
+  void Draw(ViewContext& ctx, float width, bool large);
 };
 
 }  // namespace attnscope
