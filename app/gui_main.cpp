@@ -39,6 +39,23 @@ void on_glfw_error(int code, const char* text) {
       std::string(text ? text : "unknown") + " (GLFW error " + std::to_string(code) + ")";
 }
 
+// Key presses since the last frame, recorded by our GLFW callback (ImGui chains to it). ImGui 1.86
+// samples key state once per frame, so a press and release inside one slow frame (a quick tap,
+// or xdotool) would be lost to IsKeyPressed; shortcuts read this queue instead.
+struct KeyPress {
+  int key;
+  int mods;
+};
+std::vector<KeyPress> g_key_presses;
+void on_key(GLFWwindow*, int key, int, int action, int mods) {
+  if (action == GLFW_PRESS || action == GLFW_REPEAT) g_key_presses.push_back({key, mods});
+}
+bool pressed(int key, bool ctrl = false) {
+  for (const KeyPress& k : g_key_presses)
+    if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
+  return false;
+}
+
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -146,7 +163,8 @@ int run_gui(const GuiOptions& options) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;  // our own settings file holds what matters
+  io.IniFilename = nullptr;            // our own settings file holds what matters
+  glfwSetKeyCallback(window, on_key);  // before ImGui's, which calls it after its own
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
@@ -214,7 +232,7 @@ int run_gui(const GuiOptions& options) {
     if (headless)
       glfwPollEvents();
     else
-      glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : 0.05);
+      glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : 0.5);
     const auto frame_start = Clock::now();
 
     // A screenshot renders this frame into an S× framebuffer with fonts rasterised at S×.
@@ -222,6 +240,7 @@ int run_gui(const GuiOptions& options) {
         headless ? headless_scale : (pending_capture_scale ? pending_capture_scale : 1);
     const bool to_fbo = headless || pending_capture_scale;
     ensure_fonts(static_cast<float>(scale));
+    if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, prefs.font_scale);
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -248,32 +267,21 @@ int run_gui(const GuiOptions& options) {
     // Keyboard shortcuts (arrows only while no text box has the keyboard).
     if (!io.WantTextInput && app.state.model) {
       ModelInfo info = app.state.model->info();
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)))
-        app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)))
-        app.state.layer = std::max(app.state.layer - 1, 0);
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
-        app.state.head = std::min(app.state.head + 1, info.heads - 1);
-      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))
-        app.state.head = std::max(app.state.head - 1, 0);
+      if (pressed(GLFW_KEY_RIGHT)) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
+      if (pressed(GLFW_KEY_LEFT)) app.state.layer = std::max(app.state.layer - 1, 0);
+      if (pressed(GLFW_KEY_DOWN)) app.state.head = std::min(app.state.head + 1, info.heads - 1);
+      if (pressed(GLFW_KEY_UP)) app.state.head = std::max(app.state.head - 1, 0);
     }
-    bool style_changed = false;
-    if (io.KeyCtrl &&
-        (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))) {
+    if (pressed(GLFW_KEY_EQUAL, true) || pressed(GLFW_KEY_KP_ADD, true))
       prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
-      style_changed = true;
-    }
-    if (io.KeyCtrl &&
-        (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))) {
+    if (pressed(GLFW_KEY_MINUS, true) || pressed(GLFW_KEY_KP_SUBTRACT, true))
       prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
-      style_changed = true;
-    }
     const bool want_layout = !options.layout_file.empty();
     if (want_layout) layout = nlohmann::json::array();
-    style_changed |= main_window.Draw(app, fonts, renderer, prefs, frame_ms,
-                                      want_layout ? &layout : nullptr, static_cast<float>(scale));
-    if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q)) main_window.wants_quit = true;
-    if ((io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_S)) || main_window.wants_screenshot) {
+    main_window.Draw(app, fonts, renderer, prefs, frame_ms, want_layout ? &layout : nullptr,
+                     static_cast<float>(scale));
+    if (pressed(GLFW_KEY_Q, true)) main_window.wants_quit = true;
+    if (pressed(GLFW_KEY_S, true) || main_window.wants_screenshot) {
       if (!headless && !pending_capture_scale) {
         pending_capture_scale = prefs.screenshot_scale;  // rendered next frame, fonts at that scale
         std::filesystem::path folder = settings.screenshot_folder.empty()
@@ -282,7 +290,7 @@ int run_gui(const GuiOptions& options) {
         pending_capture_path = (folder / timestamped_name(pending_capture_scale)).string();
       }
     }
-    if (ImGui::IsKeyPressed(GLFW_KEY_F11) || main_window.wants_fullscreen_toggle) {
+    if (pressed(GLFW_KEY_F11) || main_window.wants_fullscreen_toggle) {
       if (!prefs.fullscreen) {
         glfwGetWindowPos(window, &saved_x, &saved_y);
         glfwGetWindowSize(window, &saved_w, &saved_h);
@@ -298,6 +306,7 @@ int run_gui(const GuiOptions& options) {
       }
     }
     if (main_window.wants_quit) glfwSetWindowShouldClose(window, GLFW_TRUE);
+    g_key_presses.clear();
     ImGui::Render();
     const double ui_ms = ms_since(frame_start);
 

@@ -146,7 +146,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float arc_h = std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f);
   const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
-  const float columns_w = std::clamp(width * 0.32f, font * 10, font * 17);
+  const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
                      "layer %d, head %d \xC2\xB7 each row is a query, each column a key",
                      st.layer + 1, st.head + 1);

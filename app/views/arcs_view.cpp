@@ -52,7 +52,7 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
   float label_w = 0;
   for (int i = 0; i < std::max(n, m) && i < static_cast<int>(tokens.size()); ++i)
     label_w = std::max(label_w, ImGui::CalcTextSize(token_label(tokens[i], 10).c_str()).x);
-  const float col_w = std::min(size.x * 0.4f, label_w + font * 0.8f);
+  const float col_w = std::min(size.x * 0.34f, label_w + font * 0.8f);
   const float xl = origin.x + col_w, xr = origin.x + size.x - col_w;  // line ends
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
