@@ -247,6 +247,9 @@ int run_gui(const GuiOptions& options) {
     if (headless) {
       io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
       io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no pointer: no hover effects in a screenshot
+      float hx = 0, hy = 0;
+      if (!options.hover.empty() && std::sscanf(options.hover.c_str(), "%f,%f", &hx, &hy) == 2)
+        io.MousePos = ImVec2(hx, hy);
     }
     if (to_fbo)
       io.DisplayFramebufferScale = ImVec2(static_cast<float>(scale), static_cast<float>(scale));
@@ -434,8 +437,11 @@ int run_gui(const GuiOptions& options) {
     std::fprintf(stderr, "attnscope: the typed text was not computed in time\n");
     exit_code = 1;
   }
-  if (!app.state.model_error.empty() && headless)
+  if (!app.state.model_error.empty() && headless) {
+    // The screenshot shows the error; the exit code says the run did not do what was asked.
     std::fprintf(stderr, "attnscope: %s\n", app.state.model_error.c_str());
+    exit_code = 1;
+  }
   return exit_code;
 }
 

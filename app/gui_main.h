@@ -19,6 +19,9 @@ struct GuiOptions {
   // box and type these characters through ImGui's input queue, one per frame; with --layout the
   // published trace is reported at exit.
   std::string type_keys;
+  // Testing aid (hidden option): in a headless run, the pointer rests at this point ("X,Y" in
+  // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
+  std::string hover;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"dark", "light"}));
   app.add_option("--type-keys", gui.type_keys, "testing: type this into sentence 1")
       ->group("");  // hidden from --help
+  app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
+      ->group("");
 
   std::string model = "lesson", text, backend = "auto", out = "-";
   bool special = false;

@@ -28,7 +28,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
 
   section("Model");
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::BeginCombo("##model", st.model_spec.c_str())) {
+  if (ImGui::BeginCombo("##model", st.model ? st.model_spec.c_str() : "(no model)")) {
     if (app.models.empty()) app.refresh_model_list();
     for (const ModelListing& m : app.models) {
       bool usable = m.kind != "unsupported";

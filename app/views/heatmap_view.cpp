@@ -27,7 +27,9 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace) {
     ImGui::Dummy(size);
     dl->AddText(ImVec2(origin.x + 8, origin.y + 8), colors.text_dim,
-                ctx.trace ? "no tokens: type a sentence above" : "computing…");
+                ctx.trace       ? "no tokens: type a sentence above"
+                : ctx.app.model ? "computing\xE2\x80\xA6"
+                                : "no model: choose one on the left");
     return;
   }
   const Matrix& w = *ctx.weights;

@@ -48,11 +48,15 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
 void MeaningView::Draw(ViewContext& ctx) {
   const auto dim = ImGui::ColorConvertU32ToFloat4(theme_colors().text_dim);
   if (!ctx.trace || ctx.trace->model.kind != "lesson") {
-    ImGui::TextColored(dim, "The meaning shift is shown for the lesson model.");
+    ImGui::PushStyleColor(ImGuiCol_Text, dim);
+    ImGui::TextWrapped("The meaning shift is shown for the lesson model.");
+    ImGui::PopStyleColor();
     return;
   }
   if (ctx.focus < 0 || ctx.focus >= static_cast<int>(ctx.trace->tokens.size())) {
-    ImGui::TextColored(dim, "Hover or click a token to see how its meaning shifts in context.");
+    ImGui::PushStyleColor(ImGuiCol_Text, dim);
+    ImGui::TextWrapped("Hover or click a token to see how its meaning shifts in context.");
+    ImGui::PopStyleColor();
     return;
   }
   if (cached_trace != ctx.trace_ref || cached_token != ctx.focus) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -200,6 +201,82 @@ TEST(Cli, HelpAndUsageErrors) {
   std::string line;
   std::getline(err, line);
   EXPECT_NE(line.find("cannot write"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace attnscope
+
+namespace attnscope {
+namespace {
+
+// Pointer over a heatmap cell: its query becomes the focus of every view of that sentence (the
+// focus is shared), the other sentence keeps its own.
+TEST(Hover, PointerOnACellFocusesItsQueryEverywhere) {
+  std::string dir = test::temp_dir();
+  ASSERT_EQ(run_app("--screenshot " + shell_quote(dir + "/a.png") + " --layout " +
+                    shell_quote(dir + "/a.json")),
+            0);
+  nlohmann::json first = read_json(dir + "/a.json");
+  nlohmann::json heatmap;
+  std::map<int, int> default_focus;
+  for (const auto& v : first["views"])
+    if (v["view"] == "heatmap") {
+      default_focus[v["slot"]] = v["focus"];
+      if (v["slot"] == 0) heatmap = v;
+    }
+  ASSERT_FALSE(heatmap.is_null());
+  const int row = 2, col = 5;
+  ASSERT_NE(default_focus[0], row);
+  double x = heatmap["x0"].get<double>() + (col + 0.5) * heatmap["cell_w"].get<double>();
+  double y = heatmap["y0"].get<double>() + (row + 0.5) * heatmap["cell_h"].get<double>();
+  ASSERT_EQ(run_app("--screenshot " + shell_quote(dir + "/b.png") + " --layout " +
+                    shell_quote(dir + "/b.json") + " --hover " + std::to_string(x) + "," +
+                    std::to_string(y)),
+            0);
+  nlohmann::json second = read_json(dir + "/b.json");
+  int views0 = 0;
+  for (const auto& v : second["views"]) {
+    if (v["view"] == "formula") continue;
+    SCOPED_TRACE(v["view"].get<std::string>() + " of sentence " +
+                 std::to_string(v["slot"].get<int>()));
+    if (v["slot"] == 0) {
+      EXPECT_EQ(v["focus"], row);
+      ++views0;
+    } else {
+      EXPECT_EQ(v["focus"], default_focus[1]);
+    }
+  }
+  EXPECT_EQ(views0, 4);  // sentence, heatmap, columns, arcs
+  // The tooltip (query, key, weight) is drawn next to the pointer: the two screenshots differ
+  // there.
+  test::Image a = read_png(dir + "/a.png"), b = read_png(dir + "/b.png");
+  int differing = 0;
+  for (int dy = 10; dy < 60; dy += 2)
+    for (int dx = 10; dx < 120; dx += 2) {
+      int px = static_cast<int>(x) + dx, py = static_cast<int>(y) + dy;
+      if (px < a.width && py < a.height && a.at(px, py) != b.at(px, py)) ++differing;
+    }
+  EXPECT_GT(differing, 100);
+}
+
+// A model that cannot be opened: the window says why (and keeps working); a headless run writes
+// the screenshot showing the error and exits 1 with the reason on stderr.
+TEST(Model, FailedLoadIsShownNotFatal) {
+  std::string dir = test::temp_dir();
+  std::string png = dir + "/err.png";
+  EXPECT_EQ(run_app("--model /nonexistent/model-folder --screenshot " + shell_quote(png) +
+                        " --layout " + shell_quote(dir + "/err.json"),
+                    dir + "/stderr"),
+            1);
+  test::Image img = read_png(png);
+  EXPECT_GT(distinct_colors(img), 50);
+  nlohmann::json layout = read_json(dir + "/err.json");
+  std::string error = layout["model_error"];
+  EXPECT_NE(error.find("/nonexistent/model-folder"), std::string::npos) << error;
+  std::ifstream err(dir + "/stderr");
+  std::string line;
+  std::getline(err, line);
+  EXPECT_NE(line.find("nonexistent"), std::string::npos) << line;
 }
 
 }  // namespace
