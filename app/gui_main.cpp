@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -239,7 +240,16 @@ int run_gui(const GuiOptions& options) {
     const int scale =
         headless ? headless_scale : (pending_capture_scale ? pending_capture_scale : 1);
     const bool to_fbo = headless || pending_capture_scale;
-    ensure_fonts(static_cast<float>(scale));
+    // On a HiDPI screen the framebuffer has more pixels than the window has units: rasterise the
+    // fonts at that density too, so text stays crisp instead of being magnified.
+    float raster = static_cast<float>(scale);
+    if (!to_fbo) {
+      int fw = 0, fh = 0, ww = 0, wh = 0;
+      glfwGetFramebufferSize(window, &fw, &fh);
+      glfwGetWindowSize(window, &ww, &wh);
+      if (ww > 0 && fw > ww) raster = std::round(static_cast<float>(fw) / ww * 4) / 4;
+    }
+    ensure_fonts(raster);
     if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, prefs.font_scale);
 
     ImGui_ImplOpenGL3_NewFrame();
