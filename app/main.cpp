@@ -1,5 +1,7 @@
 // Command line parsing only (shared/DESIGN.md, "Command line"); the work happens in core/ and in
 // run_gui(). Exit codes: 0 ok, 2 usage error, 1 runtime error with a one-line message on stderr.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,6 +10,7 @@
 
 #include "app/gui_main.h"
 #include "core/backend/select.h"
+#include "core/model/hf/download.h"
 #include "core/model/registry.h"
 #include "core/trace/json_writer.h"
 #include "core/util/error.h"
@@ -36,8 +39,22 @@ int cmd_export(const std::string& model_spec, const std::string& text, const std
 
 int cmd_tokenize(const std::string& model_spec, const std::string& text, bool special) {
   auto model = open_model(model_spec);
-  nlohmann::json doc = {{"tokens", tokens_to_json(model->tokenize(text), special)}};
+  nlohmann::ordered_json doc = {{"tokens", tokens_to_json(model->tokenize(text), special)}};
   std::cout << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  return 0;
+}
+
+// Which compute backends this machine can use, and why not.
+int cmd_backends() {
+  SelectedBackend cpu = select_backend(BackendChoice::kCpu);
+  std::printf("cpu   available    %s\n", cpu.backend->description().c_str());
+  std::string why;
+  if (auto cuda = try_cuda_backend(why))
+    std::printf("cuda  available    %s\n", cuda->description().c_str());
+  else
+    std::printf("cuda  unavailable  %s\n", why.c_str());
+  SelectedBackend chosen = select_backend(BackendChoice::kAuto);
+  std::printf("auto  uses %s\n", chosen.backend->name() == "cuda" ? "CUDA" : "the CPU");
   return 0;
 }
 
@@ -46,6 +63,28 @@ int cmd_models() {
     std::printf("%-28s %-8s %s%s%s\n", m.spec.c_str(), m.kind.c_str(), m.where.c_str(),
                 m.note.empty() ? "" : "  — ", m.note.c_str());
   }
+  return 0;
+}
+
+// Progress on stderr: one line redrawn in place on a terminal, a line per file otherwise.
+int cmd_download(const std::string& id, const std::string& revision, const std::string& cache) {
+  DownloadRequest req;
+  req.repo_id = id;
+  req.revision = revision;
+  req.cache_dir = cache;
+  const bool tty = isatty(STDERR_FILENO);
+  int printed_file = 0;
+  DownloadResult r = download_model(req, [&](const DownloadProgress& p) {
+    if (tty) {
+      std::fprintf(stderr, "\r%-78s", format_download_progress(p).c_str());
+    } else if (p.file_index != printed_file && p.file_total > 0 && p.file_done == p.file_total) {
+      std::fprintf(stderr, "%s\n", format_download_progress(p).c_str());
+      printed_file = p.file_index;
+    }
+  });
+  if (tty) std::fprintf(stderr, "\n");
+  std::printf("%s (commit %s) is in %s\nopen it with: attnscope --model %s\n", id.c_str(),
+              r.commit.c_str(), r.folder.string().c_str(), id.c_str());
   return 0;
 }
 
@@ -105,6 +144,15 @@ int main(int argc, char** argv) {
   tok->add_flag("--special", special, "include added special tokens ([CLS], [SEP])");
 
   auto* models = app.add_subcommand("models", "list the models attnscope can open");
+  auto* backends =
+      app.add_subcommand("backends", "list the compute backends and whether they work here");
+
+  std::string dl_id, dl_revision = "main", dl_cache;
+  auto* dl =
+      app.add_subcommand("download", "fetch a model from the Hugging Face hub into the cache");
+  dl->add_option("id", dl_id, "repo id, e.g. openai-community/gpt2")->required();
+  dl->add_option("--revision", dl_revision, "branch, tag or commit")->capture_default_str();
+  dl->add_option("--cache", dl_cache, "hub cache folder (default $HF_HUB_CACHE or $HF_HOME/hub)");
 
   try {
     app.parse(argc, argv);
@@ -117,6 +165,8 @@ int main(int argc, char** argv) {
     if (*exp) return cmd_export(model, text, backend, out);
     if (*tok) return cmd_tokenize(model, text, special);
     if (*models) return cmd_models();
+    if (*backends) return cmd_backends();
+    if (*dl) return cmd_download(dl_id, dl_revision, dl_cache);
     return run_gui(gui);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "attnscope: %s\n", e.what());

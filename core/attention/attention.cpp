@@ -91,9 +91,9 @@ MultiHeadResult multi_head_attention(Backend& be, const Matrix& x, const MultiHe
   r.concat.resize(x.rows(), d_model);
   for (int h = 0; h < heads; ++h) {
     // head h sees columns [h·d_head, (h+1)·d_head) of Q, K, V
-    AttentionResult head = attention_forward(be, q.middleCols(h * d_head, d_head),
-                                             k.middleCols(h * d_head, d_head),
-                                             v.middleCols(h * d_head, d_head), options);
+    AttentionResult head =
+        attention_forward(be, q.middleCols(h * d_head, d_head), k.middleCols(h * d_head, d_head),
+                          v.middleCols(h * d_head, d_head), options);
     r.concat.middleCols(h * d_head, d_head) = head.output;
     r.heads.push_back(std::move(head));
   }

@@ -9,10 +9,10 @@
 namespace attnscope {
 
 struct AttentionOptions {
-  bool scale = true;          // divide the scores by √d_k
-  float temperature = 1.0f;   // then divide by the temperature (> 0)
-  bool causal = false;        // query i sees keys j <= i only
-  bool mask_self = false;     // query i never sees key i
+  bool scale = true;                      // divide the scores by √d_k
+  float temperature = 1.0f;               // then divide by the temperature (> 0)
+  bool causal = false;                    // query i sees keys j <= i only
+  bool mask_self = false;                 // query i never sees key i
   std::vector<std::uint8_t> key_padding;  // per key, 1 = masked (padding)
 
   AttentionMask mask() const { return {causal, mask_self, key_padding}; }
@@ -38,7 +38,7 @@ AttentionResult attention_forward(Backend& backend, const Matrix& q, const Matri
 // ([d_model x d_model], applied as X·W + b), split into h heads of d_model/h columns, attended per
 // head, concatenated and projected by W_O.
 struct MultiHeadWeights {
-  Matrix w_q, w_k, w_v, w_o;  // [d_model x d_model]
+  Matrix w_q, w_k, w_v, w_o;     // [d_model x d_model]
   RowVector b_q, b_k, b_v, b_o;  // [d_model]; empty = no bias
 };
 

@@ -12,7 +12,8 @@ std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressF
 }
 
 std::vector<ModelListing> list_models() {
-  std::vector<ModelListing> all = {{"lesson", "lesson", "built-in", "word vectors + plain attention"}};
+  std::vector<ModelListing> all = {
+      {"lesson", "lesson", "built-in", "word vectors + plain attention"}};
   for (ModelListing& m : list_hf_models()) all.push_back(std::move(m));
   return all;
 }

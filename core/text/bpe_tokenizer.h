@@ -19,8 +19,8 @@ class BpeTokenizer {
 
   // Token byte offsets refer to `text`. Invalid UTF-8 never throws.
   Tokens encode(std::string_view text) const;
-  std::string id_to_token(int id) const;   // the vocabulary string (byte-level alphabet)
-  std::string decode(int id) const;        // the bytes it stands for
+  std::string id_to_token(int id) const;  // the vocabulary string (byte-level alphabet)
+  std::string decode(int id) const;       // the bytes it stands for
   int vocab_size() const;
 
   BpeTokenizer(BpeTokenizer&&) noexcept;

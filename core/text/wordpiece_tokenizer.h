@@ -10,9 +10,9 @@
 namespace attnscope {
 
 struct WordPieceOptions {
-  bool lowercase = true;       // bert-base-uncased; false for cased models
-  bool strip_accents = true;   // defaults to `lowercase`, as in Hugging Face
-  bool split_cjk = true;       // tokenize_chinese_chars
+  bool lowercase = true;      // bert-base-uncased; false for cased models
+  bool strip_accents = true;  // defaults to `lowercase`, as in Hugging Face
+  bool split_cjk = true;      // tokenize_chinese_chars
   int max_chars_per_word = 100;
 };
 

@@ -1,36 +1,38 @@
 #include "core/trace/json_writer.h"
 
+// ordered_json keeps the keys in the order of the contract ("format" first), which people read.
+
 namespace attnscope {
 
 namespace {
-nlohmann::json token_json(const Token& t) {
-  nlohmann::json j = {{"id", t.id},       {"text", t.text},        {"start", t.start},
-                      {"end", t.end},     {"special", t.special}};
+nlohmann::ordered_json token_json(const Token& t) {
+  nlohmann::ordered_json j = {
+      {"id", t.id}, {"text", t.text}, {"start", t.start}, {"end", t.end}, {"special", t.special}};
   if (t.unknown) j["unknown"] = true;
   return j;
 }
 }  // namespace
 
-nlohmann::json tokens_to_json(const Tokens& tokens, bool include_special) {
-  nlohmann::json arr = nlohmann::json::array();
+nlohmann::ordered_json tokens_to_json(const Tokens& tokens, bool include_special) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const Token& t : tokens)
     if (include_special || !t.special) arr.push_back(token_json(t));
   return arr;
 }
 
-nlohmann::json trace_to_json(const AttentionTrace& trace) {
-  nlohmann::json model = {{"name", trace.model.name},
+nlohmann::ordered_json trace_to_json(const AttentionTrace& trace) {
+  nlohmann::ordered_json model = {{"name", trace.model.name},
                           {"kind", trace.model.kind},
                           {"layers", trace.layers()},
                           {"heads", trace.heads()}};
   if (!trace.model.options.empty()) model["options"] = trace.model.options;
-  nlohmann::json attention = nlohmann::json::array();
+  nlohmann::ordered_json attention = nlohmann::ordered_json::array();
   for (const auto& layer : trace.attention) {
-    nlohmann::json heads = nlohmann::json::array();
+    nlohmann::ordered_json heads = nlohmann::ordered_json::array();
     for (const Matrix& w : layer) {
-      nlohmann::json rows = nlohmann::json::array();
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
       for (Eigen::Index i = 0; i < w.rows(); ++i) {
-        nlohmann::json row = nlohmann::json::array();
+        nlohmann::ordered_json row = nlohmann::ordered_json::array();
         for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(i, j));
         rows.push_back(std::move(row));
       }
@@ -38,7 +40,7 @@ nlohmann::json trace_to_json(const AttentionTrace& trace) {
     }
     attention.push_back(std::move(heads));
   }
-  nlohmann::json doc = {{"format", "attnscope-trace/1"},
+  nlohmann::ordered_json doc = {{"format", "attnscope-trace/1"},
                         {"model", model},
                         {"backend", trace.backend},
                         {"text", trace.text},
@@ -46,7 +48,7 @@ nlohmann::json trace_to_json(const AttentionTrace& trace) {
                         {"attention", std::move(attention)}};
   if (trace.truncated_at_byte >= 0) doc["truncated_at_byte"] = trace.truncated_at_byte;
   if (!trace.predictions.empty()) {
-    nlohmann::json preds = nlohmann::json::array();
+    nlohmann::ordered_json preds = nlohmann::ordered_json::array();
     for (const Prediction& p : trace.predictions)
       preds.push_back({{"id", p.id}, {"text", p.text}, {"probability", p.probability}});
     doc["predictions"] = preds;
@@ -56,7 +58,7 @@ nlohmann::json trace_to_json(const AttentionTrace& trace) {
 
 void write_trace_json(const AttentionTrace& trace, std::ostream& out) {
   // Invalid UTF-8 in user text must not throw while writing: replace it.
-  out << trace_to_json(trace).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+  out << trace_to_json(trace).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
       << '\n';
 }
 

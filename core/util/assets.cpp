@@ -36,7 +36,8 @@ fs::path find_asset(const std::string& name) {
   }
   throw ModelError("cannot find the asset '" + name +
                    "'; set ATTNSCOPE_ASSETS to the folder that holds it (attnscope's assets/). "
-                   "Tried:" + tried + ".");
+                   "Tried:" +
+                   tried + ".");
 }
 
 }  // namespace attnscope

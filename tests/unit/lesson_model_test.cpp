@@ -135,7 +135,7 @@ TEST(LessonModel, OptionsAreRecordedAndChangeTheResult) {
     expect_rows_sum_to_one_or_zero(w);
     EXPECT_EQ(t.steps[h].q.cols(), 32);
     for (int i = 0; i < w.rows(); ++i) {
-      EXPECT_GT(w(i, i), 0.0f);  // self allowed
+      EXPECT_GT(w(i, i), 0.0f);                                         // self allowed
       for (int j = i + 1; j < w.cols(); ++j) EXPECT_EQ(w(i, j), 0.0f);  // causal
     }
   }
@@ -273,8 +273,7 @@ TEST(WordVectors, TheShippedAssetIsWellFormed) {
   EXPECT_EQ(wv->dim(), 128);
   EXPECT_GE(wv->vectors.rows(), 30000);
   EXPECT_EQ(wv->words[0], "the");
-  for (int i : {0, 100, 1000, 39999})
-    EXPECT_NEAR(wv->vectors.row(i).norm(), 1.0f, 1e-5f);
+  for (int i : {0, 100, 1000, 39999}) EXPECT_NEAR(wv->vectors.row(i).norm(), 1.0f, 1e-5f);
   EXPECT_EQ(lesson_word_vectors().get(), wv.get());  // loaded once, shared
 }
 
@@ -288,8 +287,13 @@ TEST(WordVectors, CorruptFilesAreRejectedWithAUsefulMessage) {
   EXPECT_THROW(load_word_vectors(dir / "missing.bin"), ModelError);
   EXPECT_THROW(load_word_vectors(write("bad_magic.bin", "NOPE")), ModelError);
   std::string header("ATWV\x01\0\0\0\x01\0\0\0\x02\0\0\0", 16);
-  EXPECT_THROW(load_word_vectors(write("short.bin", header + "\x03" "cat")), ModelError);
-  std::string good = header + "\x03" "cat" + std::string("\0\0\x80\x3f", 4) + "\x03\x04";
+  EXPECT_THROW(load_word_vectors(write("short.bin", header + "\x03"
+                                                             "cat")),
+               ModelError);
+  std::string good = header +
+                     "\x03"
+                     "cat" +
+                     std::string("\0\0\x80\x3f", 4) + "\x03\x04";
   WordVectors wv = load_word_vectors(write("good.bin", good));
   EXPECT_EQ(wv.words, std::vector<std::string>{"cat"});
   EXPECT_NEAR(wv.vectors(0, 0), 0.6f, 1e-6f);  // (3, 4) normalised

@@ -51,7 +51,9 @@ std::vector<std::string> split_paragraphs(const std::string& text) {
   return out;
 }
 
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_lower(char c) {
+  return c >= 'a' && c <= 'z';
+}
 
 // GCIDE accent codes: [a^] [=e] [~n] [.a] ["o] [`e] [^o] stand for one accented letter; [ae] and
 // [oe] are ligatures. Returns the plain letters to keep, or "" to drop the bracket.
@@ -79,7 +81,8 @@ void split_words(const std::string& text, std::vector<std::string>& out) {
   std::string word;
   auto flush = [&] {
     while (!word.empty() && word.back() == '\'') word.pop_back();
-    if (word.size() > 2 && word.compare(word.size() - 2, 2, "'s") == 0) word.resize(word.size() - 2);
+    if (word.size() > 2 && word.compare(word.size() - 2, 2, "'s") == 0)
+      word.resize(word.size() - 2);
     // Single letters other than "a" and "i" are mostly GCIDE part-of-speech labels (n., v. t.).
     if (word.size() > 1 || word == "a" || word == "i") out.push_back(word);
     word.clear();

@@ -51,7 +51,9 @@ double seconds_since(Clock::time_point t0) {
 
 // Uniform in [0, 1) from the top 53 bits: the same numbers on every standard library, unlike
 // std::uniform_real_distribution.
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+double uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 double gaussian(std::mt19937_64& rng) {  // Box–Muller, for the same reason
   double u1 = uniform01(rng), u2 = uniform01(rng);
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(6.283185307179586 * u2);
@@ -83,19 +85,32 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (i + 1 >= argc) return usage();
     std::string v = argv[++i];
-    if (a == "--out") o.out = v;
-    else if (a == "--gcide") o.gcide = v;
-    else if (a == "--wordnet") o.wordnet = v;
-    else if (a == "--fortunes") o.fortunes = v;
-    else if (a == "--devil") o.devil = v;
-    else if (a == "--vocab") o.vocab = std::stoi(v);
-    else if (a == "--dim") o.dim = std::stoi(v);
-    else if (a == "--window") o.window = std::stoi(v);
-    else if (a == "--alpha") o.alpha = std::stod(v);
-    else if (a == "--subsample") o.subsample = std::stod(v);
-    else if (a == "--power-iterations") o.power_iterations = std::stoi(v);
-    else if (a == "--seed") o.seed = std::stoull(v);
-    else return usage();
+    if (a == "--out")
+      o.out = v;
+    else if (a == "--gcide")
+      o.gcide = v;
+    else if (a == "--wordnet")
+      o.wordnet = v;
+    else if (a == "--fortunes")
+      o.fortunes = v;
+    else if (a == "--devil")
+      o.devil = v;
+    else if (a == "--vocab")
+      o.vocab = std::stoi(v);
+    else if (a == "--dim")
+      o.dim = std::stoi(v);
+    else if (a == "--window")
+      o.window = std::stoi(v);
+    else if (a == "--alpha")
+      o.alpha = std::stod(v);
+    else if (a == "--subsample")
+      o.subsample = std::stod(v);
+    else if (a == "--power-iterations")
+      o.power_iterations = std::stoi(v);
+    else if (a == "--seed")
+      o.seed = std::stoull(v);
+    else
+      return usage();
   }
   if (o.vocab < 2 || o.vocab > 65535 || o.dim < 1 || o.dim > o.vocab || o.window < 1 ||
       o.window > 7)
@@ -121,7 +136,8 @@ int main(int argc, char** argv) {
     long w = wordvec::read_wordnet(o.wordnet, sink);
     long f = wordvec::read_fortunes(o.fortunes, sink);
     long d = wordvec::read_devil(o.devil, sink);
-    std::fprintf(stderr, "documents: gcide %ld, wordnet %ld, fortunes %ld, devil %ld\n", g, w, f, d);
+    std::fprintf(stderr, "documents: gcide %ld, wordnet %ld, fortunes %ld, devil %ld\n", g, w, f,
+                 d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "build_word_vectors: %s\n", e.what());
     return 1;
@@ -180,7 +196,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < pairs.size();) {
     std::uint64_t key = pairs[i] >> 3;
     std::int64_t sum = 0;
-    for (; i < pairs.size() && (pairs[i] >> 3) == key; ++i) sum += static_cast<std::int64_t>(pairs[i] & 7);
+    for (; i < pairs.size() && (pairs[i] >> 3) == key; ++i)
+      sum += static_cast<std::int64_t>(pairs[i] & 7);
     int a = static_cast<int>(key >> 16), b = static_cast<int>(key & 0xffff);
     double c = static_cast<double>(sum) / o.window;
     // Symmetric window: b is a context of a and a of b.
@@ -222,7 +239,7 @@ int main(int argc, char** argv) {
     q = orthonormalize(m.transpose() * q);
     q = orthonormalize(m * q);
   }
-  Dense bt = m.transpose() * q;  // Bᵀ [n x k], B = Qᵀ M
+  Dense bt = m.transpose() * q;                                   // Bᵀ [n x k], B = Qᵀ M
   Eigen::SelfAdjointEigenSolver<Dense> eig(bt.transpose() * bt);  // B Bᵀ = U_b Σ² U_bᵀ
   Dense u(n, o.dim);  // left singular vectors, largest singular value first
   for (int j = 0; j < o.dim; ++j) {

@@ -14,7 +14,9 @@ namespace {
 using Map = Eigen::Map<Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 using ConstMap = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 
-Map map(Tensor& t) { return Map(t.data, t.rows, t.cols, Eigen::OuterStride<>(t.stride)); }
+Map map(Tensor& t) {
+  return Map(t.data, t.rows, t.cols, Eigen::OuterStride<>(t.stride));
+}
 ConstMap map(const Tensor& t) {
   return ConstMap(t.data, t.rows, t.cols, Eigen::OuterStride<>(t.stride));
 }
@@ -106,10 +108,9 @@ class CpuBackend final : public Backend {
         row.setZero();
         continue;
       }
-      // Eigen's vectorised exp clamps its argument (exp(-inf) gives ~1e-39, not 0), so masked
-      // entries are set to exactly 0 as the attention contract says.
-      row = (row.array() == -std::numeric_limits<float>::infinity())
-                .select(0.0f, (row.array() - mx).exp());
+      // Eigen's vectorised exp(-inf) returns a denormal, not 0: masked keys must weigh exactly 0.
+      const float ninf = -std::numeric_limits<float>::infinity();
+      row = (row.array() == ninf).select(0.0f, (row.array() - mx).exp());
       row /= row.sum();
     }
   }
@@ -132,7 +133,8 @@ class CpuBackend final : public Backend {
   void gelu(Tensor& x, Gelu kind) override {
     auto X = map(x);
     if (kind == Gelu::kErf) {
-      X = X.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+      X = X.unaryExpr(
+          [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
     } else {
       X = X.unaryExpr([](float v) {
         const float c = 0.79788456080286536f;  // sqrt(2/pi)
@@ -144,6 +146,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
 
 }  // namespace attnscope

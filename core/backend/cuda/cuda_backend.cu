@@ -154,7 +154,9 @@ __global__ void layer_norm_kernel(const float* x, int sx, const float* gamma, co
     out[c] = (in[c] - mean) * rstd * gamma[c] + beta[c];
 }
 
-int blocks_for(long n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+int blocks_for(long n) {
+  return static_cast<int>((n + kThreads - 1) / kThreads);
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -162,8 +164,8 @@ class CudaBackend final : public Backend {
     check(cudaSetDevice(device), "cudaSetDevice");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-    description_ = std::string(prop.name) + " (CUDA, " +
-                   std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
+    description_ =
+        std::string(prop.name) + " (CUDA, " + std::to_string(prop.totalGlobalMem >> 20) + " MiB)";
     check(cublasCreate(&blas_), "cublasCreate");
   }
   ~CudaBackend() override {
@@ -224,8 +226,7 @@ class CudaBackend final : public Backend {
       return;
     }
     check(cublasSgemm(blas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, a.rows,
-                      a.cols, &alpha, b.data, b.stride, a.data, a.stride, &beta, c.data,
-                      c.stride),
+                      a.cols, &alpha, b.data, b.stride, a.data, a.stride, &beta, c.data, c.stride),
           "sgemm");
   }
   void add_bias(Tensor& x, const Tensor& bias) override {
@@ -256,9 +257,9 @@ class CudaBackend final : public Backend {
     unsigned char* pad = nullptr;
     if (!mask.key_padding.empty()) {
       check(cudaMalloc(&pad, mask.key_padding.size()), "cudaMalloc");
-      check(cudaMemcpy(pad, mask.key_padding.data(), mask.key_padding.size(),
-                       cudaMemcpyHostToDevice),
-            "upload mask");
+      check(
+          cudaMemcpy(pad, mask.key_padding.data(), mask.key_padding.size(), cudaMemcpyHostToDevice),
+          "upload mask");
     }
     mask_fill_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, mask.causal,
                                                   mask.mask_self, pad);
@@ -283,8 +284,7 @@ class CudaBackend final : public Backend {
   void gelu(Tensor& x, Gelu kind) override {
     const long n = long(x.rows) * x.cols;
     if (n == 0) return;
-    gelu_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride,
-                                             kind == Gelu::kErf);
+    gelu_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, kind == Gelu::kErf);
     check(cudaGetLastError(), "gelu");
   }
 

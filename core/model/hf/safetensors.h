@@ -15,7 +15,7 @@
 namespace attnscope {
 
 struct TensorInfo {
-  std::string dtype;                 // "F32", "F16", "BF16", …
+  std::string dtype;  // "F32", "F16", "BF16", …
   std::vector<std::int64_t> shape;
   std::uint64_t begin = 0, end = 0;  // byte range inside the data section
 };

@@ -49,10 +49,14 @@ class LessonModel final : public Model {
     m.kind = "lesson";
     m.layers = 1;
     m.heads = options_.heads;
-    m.options = {{"beta", options_.beta},         {"mask_self", options_.mask_self},
-                 {"scale", options_.scale},       {"causal", options_.causal},
-                 {"positional", options_.positional}, {"heads", options_.heads},
-                 {"mask_unknown", options_.mask_unknown}, {"dim", vectors_->dim()},
+    m.options = {{"beta", options_.beta},
+                 {"mask_self", options_.mask_self},
+                 {"scale", options_.scale},
+                 {"causal", options_.causal},
+                 {"positional", options_.positional},
+                 {"heads", options_.heads},
+                 {"mask_unknown", options_.mask_unknown},
+                 {"dim", vectors_->dim()},
                  {"max_tokens", kLessonMaxTokens}};
     return m;
   }
@@ -102,7 +106,7 @@ class LessonModel final : public Model {
     const float s = input_scale(options_.beta, d_head);
     for (int h = 0; h < options_.heads; ++h) {
       // Head h: P [n x d_head] = X · R_h, rows back to unit length (zero rows stay zero), times s.
-      Matrix p = x * projections_[h];
+      Matrix p = options_.heads == 1 ? x : Matrix(x * projections_[h]);  // one head: R = I
       for (int i = 0; i < n; ++i) {
         float norm = p.row(i).norm();
         if (norm > 1e-12f) p.row(i) *= s / norm;
@@ -145,9 +149,8 @@ std::vector<Neighbor> nearest(const WordVectors& wv, const RowVector& v, int k, 
   for (int i = 0; i < sims.size(); ++i)
     if (i != exclude) order.push_back(i);
   const int top = std::min<int>(k, static_cast<int>(order.size()));
-  std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](int a, int b) {
-    return sims[a] != sims[b] ? sims[a] > sims[b] : a < b;
-  });
+  std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                    [&](int a, int b) { return sims[a] != sims[b] ? sims[a] > sims[b] : a < b; });
   for (int i = 0; i < top; ++i) out.push_back({wv.words[order[i]], sims[order[i]]});
   return out;
 }
@@ -167,7 +170,8 @@ Matrix lesson_head_projection(int heads, int head, int dim) {
   Eigen::MatrixXd g(dim, dim);
   for (int j = 0; j < dim; ++j)
     for (int i = 0; i < dim; ++i)
-      g(i, j) = std::sqrt(-2.0 * std::log(1.0 - uniform())) * std::cos(6.283185307179586 * uniform());
+      g(i, j) =
+          std::sqrt(-2.0 * std::log(1.0 - uniform())) * std::cos(6.283185307179586 * uniform());
   Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
   Eigen::MatrixXd q = qr.householderQ();
   for (int j = 0; j < dim; ++j)

@@ -6,10 +6,10 @@
 //  - text is split by word_tokenize (core/text/word_tokenizer.h) and cut after kLessonMaxTokens
 //    tokens; the trace then records truncated_at_byte (where the first dropped token starts);
 //  - a token that is not in the vocabulary (unknown word, punctuation, invalid UTF-8) stays a token
-//    with id -1 and `unknown` set. Its vector is zero (plus the positional encoding when that is on).
-//    With mask_unknown (default) it is masked as a key, so it receives no attention: a word with
-//    no meaning has nothing to give. As a query, a zero vector scores 0 against every key, so it
-//    spreads its attention evenly over the keys it may see;
+//    with id -1 and `unknown` set. Its vector is zero (plus the positional encoding when that is
+//    on). With mask_unknown (default) it is masked as a key, so it receives no attention: a word
+//    with no meaning has nothing to give. As a query, a zero vector scores 0 against every key, so
+//    it spreads its attention evenly over the keys it may see;
 //  - a query that may see no key at all (a single word with exclude-self, or only unknown keys)
 //    has an all-zero row, as the attention contract says for fully masked rows;
 //  - empty text gives a trace with no tokens and h empty 0 x 0 matrices.
@@ -24,12 +24,12 @@ namespace attnscope {
 inline constexpr int kLessonMaxTokens = 512;
 
 struct LessonOptions {
-  float beta = 5.0f;        // sharpness: X scaled by √(β·√d) so the logit is β·cos
-  bool mask_self = true;    // exclude self (diagonal mask)
-  bool scale = true;        // divide by √d_k (the scaling of X stays: off makes logits √d_k sharper)
-  bool causal = false;      // causal mask
-  bool positional = false;  // add sinusoidal positional encoding to X (scaled to unit length)
-  int heads = 1;            // h heads, each through a fixed seeded random orthogonal projection
+  float beta = 5.0f;      // sharpness: X scaled by √(β·√d) so the logit is β·cos
+  bool mask_self = true;  // exclude self (diagonal mask)
+  bool scale = true;  // divide by √d_k (the scaling of X stays: off makes logits √d_k sharper)
+  bool causal = false;       // causal mask
+  bool positional = false;   // add sinusoidal positional encoding to X (scaled to unit length)
+  int heads = 1;             // h heads, each through a fixed seeded random orthogonal projection
   bool mask_unknown = true;  // unknown tokens receive no attention (see above)
 };
 
@@ -63,11 +63,11 @@ RowVector lesson_context_vector(const AttentionTrace& trace, int index);
 
 // The preset ambiguous-word sentence pairs shipped in assets/presets.json (bank, mouse, bass, …).
 struct PresetPair {
-  std::string word;     // the ambiguous word
-  std::string text1;    // sense 1 sentence
-  std::string sense1;   // e.g. "river"
-  std::string text2;    // sense 2 sentence
-  std::string sense2;   // e.g. "money"
+  std::string word;    // the ambiguous word
+  std::string text1;   // sense 1 sentence
+  std::string sense1;  // e.g. "river"
+  std::string text2;   // sense 2 sentence
+  std::string sense2;  // e.g. "money"
   // Cue words that stand for each sense; the preset test asks which mean the enriched word is
   // closer to.
   std::vector<std::string> cues1, cues2;

@@ -82,7 +82,8 @@ std::shared_ptr<const WordVectors> lesson_word_vectors() {
   static std::shared_ptr<const WordVectors> shared;
   std::lock_guard lock(mutex);
   if (!shared)
-    shared = std::make_shared<const WordVectors>(load_word_vectors(find_asset("lesson_vectors.bin")));
+    shared =
+        std::make_shared<const WordVectors>(load_word_vectors(find_asset("lesson_vectors.bin")));
   return shared;
 }
 

@@ -1,0 +1,86 @@
+// Opening a Hugging Face model folder: resolve the spec (hub_cache.h), read config.json, check the
+// weights are safetensors, then hand the folder to the family's loader.
+#include "core/model/hf/hf_model.h"
+
+#include "core/model/bert/bert_model.h"
+#include "core/model/gpt2/gpt2_model.h"
+#include "core/model/hf/hub_cache.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string pytorch_only_message(const fs::path& folder) {
+  const std::string f = folder.string();
+  return f +
+         " holds only pytorch_model.bin; attnscope reads model.safetensors (it never unpickles "
+         "PyTorch files). Convert it once with Python and transformers: python3 -c \"from "
+         "transformers import AutoModel; AutoModel.from_pretrained('" +
+         f + "').save_pretrained('" + f + "', safe_serialization=True)\"";
+}
+
+// The spec as a user would type it again: the id when it resolves to this very folder, else the
+// folder's path.
+std::string spec_for(const ModelFolder& found) {
+  try {
+    std::error_code ec;
+    if (fs::equivalent(resolve_model_spec(found.repo_id), found.folder, ec)) return found.repo_id;
+  } catch (const Error&) {
+  }
+  return fs::absolute(found.folder).string();
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> open_hf_model(const std::string& spec, const ProgressFn& progress) {
+  auto report = [&](double fraction, const std::string& what) {
+    if (progress) progress(fraction, what);
+  };
+  report(0.0, "finding model " + spec);
+  const fs::path folder = resolve_model_spec(spec);
+  report(0.0, "reading " + (folder / "config.json").string());
+  const nlohmann::json config = read_model_config(folder);
+  const std::string family = model_family(config);
+  if (family.empty())
+    throw ModelError(
+        "model type " + model_type_name(config) +
+        " is not supported yet (attnscope opens gpt2 and bert families): " + folder.string());
+  switch (find_weights(folder)) {
+    case WeightsStatus::safetensors:
+      break;
+    case WeightsStatus::pytorch_only:
+      throw ModelError(pytorch_only_message(folder));
+    case WeightsStatus::missing:
+      throw ModelError(folder.string() +
+                       " has no model.safetensors (nor model.safetensors.index.json); download the "
+                       "model again with `attnscope download ID`");
+  }
+  report(0.0, "loading " + family + " model from " + folder.string());
+  if (family == "gpt2") return load_gpt2_model(folder, progress);
+  return load_bert_model(folder, progress);
+}
+
+std::vector<ModelListing> list_hf_models() {
+  std::vector<ModelListing> out;
+  for (const ModelFolder& found : find_model_folders()) {
+    ModelListing m;
+    m.where = found.folder.string();
+    if (!found.has_snapshot) {
+      m.spec = found.repo_id;
+      m.kind = "unsupported";
+      m.note =
+          "no snapshot (interrupted download?): run `attnscope download " + found.repo_id + "`";
+    } else {
+      FolderInspection look = inspect_model_folder(found.folder);
+      m.spec = spec_for(found);
+      m.kind = look.kind;
+      m.note = look.note;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace attnscope

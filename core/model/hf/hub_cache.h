@@ -1,0 +1,80 @@
+#pragma once
+// Where Hugging Face model folders live and how a model spec names one (shared/DESIGN.md).
+//
+// A spec is either a path to a folder (absolute, relative, or starting with `~`) or a repo id
+// ("gpt2", "openai-community/gpt2"). Repo ids are looked up in two roots:
+//   1. ./models (project-local): plain folders ./models/NAME or ./models/ORG/NAME, and also the
+//      hub layout (./models/models--ORG--NAME/...), so `attnscope download --cache ./models` works;
+//   2. the Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+//      $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub, with the layout
+//      models--ORG--NAME/snapshots/<revision>/ and refs/main naming the revision to use.
+// Exact names win over fuzzy ones: a bare NAME first matches ./models/NAME or models--NAME, and
+// only then any models--ORG--NAME whose NAME part matches, if exactly one does (the hub moved
+// "gpt2" to "openai-community/gpt2" and "bert-base-uncased" to "google-bert/bert-base-uncased").
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnscope {
+
+// `~` and `~/…` expanded with $HOME; anything else returned unchanged.
+std::filesystem::path expand_user(const std::string& path);
+
+// The hub cache folder from the environment (see above). It need not exist.
+std::filesystem::path default_hub_cache();
+
+// The project-local model folder: ./models relative to the current directory.
+std::filesystem::path project_models_dir();
+
+// "openai-community/gpt2" -> "models--openai-community--gpt2"; "gpt2" -> "models--gpt2".
+std::string repo_folder_name(const std::string& repo_id);
+// The inverse: "models--openai-community--gpt2" -> "openai-community/gpt2"; nullopt when the name
+// is not a model repo folder.
+std::optional<std::string> repo_id_from_folder_name(const std::string& folder_name);
+
+// The snapshot of a repo folder (models--ORG--NAME) to open: the one refs/main names if it exists,
+// else the snapshot holding config.json that was modified last, else the newest snapshot.
+std::optional<std::filesystem::path> pick_snapshot(const std::filesystem::path& repo_dir);
+
+// A model folder found on disk: the folder itself and how a user names it.
+struct ModelFolder {
+  std::filesystem::path folder;  // the folder holding config.json (a snapshot for hub repos); for a
+                                 // hub repo without any snapshot, the repo folder itself
+  std::string repo_id;           // "openai-community/gpt2" for hub repos, "NAME" for ./models/NAME
+  bool has_snapshot = true;      // false: a hub repo folder with no snapshot (interrupted download)
+};
+
+// Resolves a spec to a folder. Throws UsageError naming every place it looked and suggesting
+// `attnscope download ID` / `attnscope models` when nothing matches, or listing the candidates when
+// a bare NAME matches several repos.
+std::filesystem::path resolve_model_spec(const std::string& spec);
+
+// Every model folder under the roots above (hub repos without any snapshot included, with an empty
+// folder, so a listing can mention them).
+std::vector<ModelFolder> find_model_folders();
+
+// config.json of a model folder. Throws ModelError naming the file when missing or not JSON.
+nlohmann::json read_model_config(const std::filesystem::path& folder);
+
+// "gpt2" or "bert" for the families attnscope opens (from model_type, else from architectures such
+// as "GPT2LMHeadModel"); "" for anything else.
+std::string model_family(const nlohmann::json& config);
+// What to call an unsupported model in messages: model_type, else architectures[0], else "unknown".
+std::string model_type_name(const nlohmann::json& config);
+
+enum class WeightsStatus { safetensors, pytorch_only, missing };
+// model.safetensors or a sharded model.safetensors.index.json present; else whether only PyTorch
+// pickles (pytorch_model.bin, which attnscope does not read) are there.
+WeightsStatus find_weights(const std::filesystem::path& folder);
+
+// What a model folder holds, for listings. Never throws: problems end up in `note`.
+struct FolderInspection {
+  std::string kind;  // "gpt2" | "bert" | "unsupported"
+  std::string note;  // why it cannot be opened ("only pytorch_model.bin: convert …"), or ""
+};
+FolderInspection inspect_model_folder(const std::filesystem::path& folder);
+
+}  // namespace attnscope

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what attnscope needs on Debian 12 (only the packages that are missing), then configures
+# and builds into build/. Used by scripts/open.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  zlib1g-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libcurl4-openssl-dev
+  libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
+  libgtest-dev libgmock-dev libbenchmark-dev
+  xvfb xauth libgl1-mesa-dri
+  nodejs npm
+)
+if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
+  read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"
+  PACKAGES+=("${extra[@]}")
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    # npm from nodejs' own packaging provides /usr/bin/npm without Debian's npm package.
+    if [[ "$p" == npm ]] && command -v npm >/dev/null; then continue; fi
+    if [[ "$p" == nodejs ]] && command -v node >/dev/null; then continue; fi
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "attnscope setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+JOBS=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${ATTNSCOPE_CMAKE_ARGS:-}
+cmake --build build -j"$JOBS"

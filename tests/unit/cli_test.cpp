@@ -1,0 +1,94 @@
+// The command-line contract of shared/DESIGN.md: exit codes, and an executable that starts on a
+// machine without the CUDA runtime.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path attnscope_exe() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
+}
+
+struct CliRun {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun run(const std::string& args) {
+  // Built with append: GCC 12 gives a false -Wrestrict on a chain of operator+ here.
+  std::string cmd = "'";
+  cmd.append(attnscope_exe().string()).append("' ").append(args).append(" 2>&1");
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(attnscope_exe())) GTEST_SKIP() << "the app was not built";
+  }
+};
+
+TEST_F(Cli, HelpExitsZeroAndListsSubcommands) {
+  const CliRun r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"export", "tokenize", "models", "--screenshot", "--backend"})
+    EXPECT_NE(r.output.find(word), std::string::npos) << word;
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run("--no-such-flag").exit_code, 2);
+  EXPECT_EQ(run("export --text hi --backend tpu").exit_code, 2);
+  EXPECT_EQ(run("export").exit_code, 2);  // --text is required
+  EXPECT_EQ(run("--scale 3 --screenshot x.png").exit_code, 2);
+}
+
+TEST_F(Cli, UnknownModelIsAOneLineUsageError) {
+  const CliRun r = run("export --model no-such-model-anywhere --text hi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("no-such-model-anywhere"), std::string::npos);
+}
+
+TEST_F(Cli, ExecutableDoesNotLinkTheCudaRuntime) {
+  // The CUDA backend is a dlopen'ed module: the executable itself must start without libcudart.
+  FILE* p = popen(("ldd '" + attnscope_exe().string() + "'").c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  pclose(p);
+  EXPECT_EQ(out.find("libcudart"), std::string::npos) << out;
+  EXPECT_EQ(out.find("libcublas"), std::string::npos) << out;
+}
+
+TEST_F(Cli, BackendsSaysCpuAndWhyCudaIsMissing) {
+  const CliRun r = run("backends");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("cpu   available"), std::string::npos) << r.output;
+  if (r.output.find("cuda  unavailable") != std::string::npos) {
+    EXPECT_NE(r.output.find("auto  uses the CPU"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(Cli, CudaRequestedWithoutDeviceIsARuntimeError) {
+  const CliRun b = run("backends");
+  if (b.output.find("cuda  unavailable") == std::string::npos) GTEST_SKIP() << "CUDA works here";
+  // The model is opened first; only count the backend error when the lesson model exists.
+  const CliRun r = run("export --text hi --backend cuda");
+  if (r.output.find("lesson model is not built") != std::string::npos) GTEST_SKIP();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("CUDA is not available"), std::string::npos) << r.output;
+}
+
+}  // namespace

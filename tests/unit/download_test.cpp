@@ -1,0 +1,399 @@
+// download_model() against a local fixture server (tests/unit/fixture_http_server.h) that plays the
+// hub: the revision API, resolve/ URLs, ranges, dropped connections, 404s.
+#include "core/model/hf/download.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/hf/hub_cache.h"
+#include "core/model/registry.h"
+#include "core/util/error.h"
+#include "tests/unit/fixture_http_server.h"
+#include "tests/unit/hf_test_util.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FixtureHttpServer;
+using testing::read_file;
+using testing::ScopedEnv;
+using testing::TempDir;
+
+const std::string kRepo = "test-org/tiny-gpt2";
+const std::string kSha = "0123456789abcdef0123456789abcdef01234567";
+
+std::string random_bytes(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(gen() & 0xff);
+  return s;
+}
+
+// A fake hub repo: the API answer and the files behind resolve/<sha>/.
+struct FakeRepo {
+  std::map<std::string, std::string> files = {
+      {"config.json", R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2})"},
+      {"model.safetensors", random_bytes(300000, 1)},
+      {"vocab.json", R"({"a": 0, "b": 1})"},
+      {"merges.txt", "#version: 0.2\na b\n"},
+      {"pytorch_model.bin", random_bytes(1000, 2)},  // must not be fetched
+      {"README.md", "# tiny\n"},                     // must not be fetched
+  };
+  nlohmann::json config = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}};
+
+  void install(FixtureHttpServer& server) const {
+    nlohmann::json siblings = nlohmann::json::array();
+    for (const auto& [name, body] : files) {
+      siblings.push_back({{"rfilename", name}, {"size", body.size()}});
+      server.serve("/" + kRepo + "/resolve/" + kSha + "/" + name, body);
+    }
+    nlohmann::json api = {{"id", kRepo}, {"sha", kSha}, {"siblings", siblings}, {"config", config}};
+    server.serve("/api/models/" + kRepo + "/revision/main", api.dump());
+  }
+  std::string weights_path() const {
+    return "/" + kRepo + "/resolve/" + kSha + "/model.safetensors";
+  }
+};
+
+class DownloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::isolate_hf_env(env, tmp.path() / "home");
+    // Loopback must never go through a proxy the environment may name.
+    env.set("http_proxy", std::nullopt).set("HTTP_PROXY", std::nullopt);
+    env.set("all_proxy", std::nullopt).set("ALL_PROXY", std::nullopt);
+    env.set("no_proxy", "127.0.0.1,localhost").set("NO_PROXY", "127.0.0.1,localhost");
+    env.set("HF_ENDPOINT", server.endpoint());
+    repo.install(server);
+    request.repo_id = kRepo;
+    request.cache_dir = tmp.path() / "cache";
+    request.stall_timeout_s = 10;
+  }
+  fs::path repo_dir() const { return request.cache_dir / "models--test-org--tiny-gpt2"; }
+  fs::path snapshot() const { return repo_dir() / "snapshots" / kSha; }
+
+  TempDir tmp;
+  ScopedEnv env;
+  FixtureHttpServer server;
+  FakeRepo repo;
+  DownloadRequest request;
+};
+
+TEST_F(DownloadTest, FetchesOnlyNeededFilesIntoTheCacheLayout) {
+  env.set("HF_TOKEN", "hf_secret");
+  // The hub sends weights through a CDN redirect.
+  server.redirect(repo.weights_path(), server.endpoint() + "/cdn/blob1");
+  server.serve("/cdn/blob1", repo.files.at("model.safetensors"));
+  std::vector<DownloadProgress> seen;
+  DownloadResult result =
+      download_model(request, [&](const DownloadProgress& p) { seen.push_back(p); });
+
+  EXPECT_EQ(result.folder, snapshot());
+  EXPECT_EQ(result.commit, kSha);
+  const std::vector<std::string> expected_files = {"vocab.json", "merges.txt", "model.safetensors",
+                                                   "config.json"};
+  EXPECT_EQ(result.files, expected_files);
+  std::uint64_t total = 0;
+  for (const std::string& f : expected_files) {
+    EXPECT_EQ(read_file(snapshot() / f), repo.files.at(f)) << f;
+    total += repo.files.at(f).size();
+  }
+  EXPECT_EQ(result.bytes_fetched, total);
+  EXPECT_FALSE(fs::exists(snapshot() / "pytorch_model.bin"));
+  EXPECT_FALSE(fs::exists(snapshot() / "README.md"));
+  EXPECT_EQ(read_file(repo_dir() / "refs" / "main"), kSha);
+  for (const auto& entry : fs::recursive_directory_iterator(request.cache_dir))
+    EXPECT_EQ(entry.path().string().find(".incomplete"), std::string::npos) << entry.path();
+
+  // The server saw the API call, the token, and no request for unneeded files.
+  auto reqs = server.requests();
+  ASSERT_FALSE(reqs.empty());
+  EXPECT_EQ(reqs[0].path, "/api/models/" + kRepo + "/revision/main");
+  for (const auto& r : reqs) {
+    EXPECT_EQ(r.authorization, "Bearer hf_secret") << r.path;
+    EXPECT_EQ(r.path.find("pytorch_model"), std::string::npos);
+    EXPECT_EQ(r.path.find("README"), std::string::npos);
+  }
+  EXPECT_EQ(server.requests_for("/cdn/blob1").size(), 1u);
+
+  // Progress: totals known from the API, ends complete, never goes backwards.
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().total, total);
+  EXPECT_EQ(seen.back().done, total);
+  EXPECT_DOUBLE_EQ(seen.back().fraction(), 1.0);
+  EXPECT_EQ(seen.back().file_count, 4);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].done, seen[i - 1].done);
+
+  // A second run finds everything in place and fetches no file again.
+  const size_t before = server.requests().size();
+  DownloadResult again = download_model(request);
+  EXPECT_EQ(again.bytes_fetched, 0u);
+  EXPECT_EQ(server.requests().size(), before + 1);  // only the API call
+}
+
+TEST_F(DownloadTest, DroppedConnectionResumesWithRangeInTheSameCall) {
+  server.drop_after(repo.weights_path(), 100000);
+  DownloadResult result = download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].range, "");
+  EXPECT_EQ(reqs[1].range, "bytes=100000-");
+}
+
+TEST_F(DownloadTest, InterruptedDownloadResumesInALaterCall) {
+  request.attempts_per_file = 1;
+  server.drop_after(repo.weights_path(), 70000);
+  try {
+    download_model(request);
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("resume"), std::string::npos) << e.what();
+  }
+  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  ASSERT_TRUE(fs::exists(part));
+  EXPECT_EQ(fs::file_size(part), 70000u);
+  EXPECT_EQ(read_file(part), repo.files.at("model.safetensors").substr(0, 70000));
+  EXPECT_FALSE(fs::exists(repo_dir() / "refs" / "main"));  // not a finished download
+  EXPECT_FALSE(fs::exists(snapshot() / "config.json"));    // fetched last, so not yet there
+
+  DownloadResult result = download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
+  EXPECT_FALSE(fs::exists(part));
+  EXPECT_EQ(result.bytes_fetched, repo.files.at("model.safetensors").size() - 70000 +
+                                      repo.files.at("config.json").size());
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].range, "bytes=70000-");
+  EXPECT_EQ(read_file(repo_dir() / "refs" / "main"), kSha);
+}
+
+TEST_F(DownloadTest, ServerIgnoringRangeRestartsTheFileCleanly) {
+  // A partial file whose bytes are wrong: a 200 answer must replace it, not append to it.
+  testing::write_file(snapshot() / "model.safetensors.incomplete", std::string(5000, 'x'));
+  server.ignore_range(true);
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].range, "bytes=5000-");
+}
+
+TEST_F(DownloadTest, PartialFileTheServerCannotContinueStartsOver) {
+  // Without sizes from the API a leftover part can be as long as the file: the server answers 416.
+  nlohmann::json siblings = nlohmann::json::array();
+  for (const auto& [name, body] : repo.files) siblings.push_back({{"rfilename", name}});
+  server.serve("/api/models/" + kRepo + "/revision/main",
+               nlohmann::json{{"sha", kSha}, {"siblings", siblings}}.dump());
+  const std::string& weights = repo.files.at("model.safetensors");
+  testing::write_file(snapshot() / "model.safetensors.incomplete",
+                      std::string(weights.size(), 'y'));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), weights);
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].range, "bytes=" + std::to_string(weights.size()) + "-");
+  EXPECT_EQ(reqs[1].range, "");
+}
+
+TEST_F(DownloadTest, SecondDownloadOfTheSameRepoIsRefusedWhileOneRuns) {
+  server.throttle(16384, std::chrono::milliseconds(20));
+  std::atomic<bool> first_started{false}, cancel{false};
+  std::thread first([&] {
+    try {
+      download_model(
+          request,
+          [&](const DownloadProgress& p) {
+            if (p.file_done > 0) first_started = true;
+          },
+          &cancel);
+    } catch (const DownloadCancelled&) {
+    }
+  });
+  for (int i = 0; i < 500 && !first_started; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(first_started);
+  try {
+    download_model(request);
+    ADD_FAILURE() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("already being downloaded"), std::string::npos)
+        << e.what();
+  }
+  cancel = true;
+  first.join();
+  // The lock goes with the first download: now a download runs.
+  server.throttle(0, std::chrono::milliseconds(0));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
+}
+
+TEST_F(DownloadTest, UnknownModelIsAClearUsageError) {
+  request.repo_id = "test-org/no-such-model";
+  try {
+    download_model(request);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("model test-org/no-such-model not found on the hub"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(request.cache_dir / "models--test-org--no-such-model"));
+}
+
+TEST_F(DownloadTest, MissingFileIsAClearError) {
+  FixtureHttpServer other;  // a hub whose file URLs all 404
+  nlohmann::json api = {
+      {"sha", kSha},
+      {"siblings", {{{"rfilename", "config.json"}}, {{"rfilename", "model.safetensors"}}}}};
+  other.serve("/api/models/" + kRepo + "/revision/main", api.dump());
+  env.set("HF_ENDPOINT", other.endpoint());
+  try {
+    download_model(request);
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.safetensors not found"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(DownloadTest, UnreachableHubNamesTheCurlError) {
+  int port = 0;
+  {
+    FixtureHttpServer closed;  // take an ephemeral port, then free it: nothing listens there
+    port = std::stoi(closed.endpoint().substr(closed.endpoint().rfind(':') + 1));
+  }
+  request.endpoint = "http://127.0.0.1:" + std::to_string(port);
+  try {
+    download_model(request);
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("cannot reach the hub at " + request.endpoint), std::string::npos) << msg;
+    EXPECT_NE(msg.find("onnect"), std::string::npos) << msg;  // curl: "Failed to connect …"
+  }
+}
+
+TEST_F(DownloadTest, CancelStopsTheTransferAndKeepsThePartForResume) {
+  server.throttle(16384, std::chrono::milliseconds(20));  // ~19 chunks: about 0.4 s for the weights
+  std::atomic<bool> cancel{false};
+  auto on_progress = [&](const DownloadProgress& p) {
+    if (p.file == "model.safetensors" && p.file_done > 0) cancel = true;
+  };
+  EXPECT_THROW(download_model(request, on_progress, &cancel), DownloadCancelled);
+  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  ASSERT_TRUE(fs::exists(part));
+  const std::uint64_t kept = fs::file_size(part);
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, repo.files.at("model.safetensors").size());
+  EXPECT_FALSE(fs::exists(repo_dir() / "refs" / "main"));
+
+  server.throttle(0, std::chrono::milliseconds(0));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
+  auto reqs = server.requests_for(repo.weights_path());
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].range, "bytes=" + std::to_string(kept) + "-");
+}
+
+TEST_F(DownloadTest, CancelBeforeStartFetchesNothing) {
+  std::atomic<bool> cancel{true};
+  EXPECT_THROW(download_model(request, {}, &cancel), DownloadCancelled);
+  EXPECT_TRUE(server.requests_for(repo.weights_path()).empty());
+}
+
+TEST_F(DownloadTest, UnsupportedModelTypeIsRefusedBeforeDownloading) {
+  repo.config = {{"model_type", "llama"}};
+  repo.install(server);
+  try {
+    download_model(request);
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("model type llama is not supported yet"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(server.requests_for(repo.weights_path()).empty());
+}
+
+TEST_F(DownloadTest, DownloadedModelResolvesFromTheCache) {
+  env.set("HF_HUB_CACHE", request.cache_dir.string());
+  request.cache_dir.clear();  // the default cache: $HF_HUB_CACHE
+  DownloadResult result = download_model(request);
+  EXPECT_TRUE(fs::equivalent(resolve_model_spec(kRepo), result.folder));
+  EXPECT_TRUE(fs::equivalent(resolve_model_spec("tiny-gpt2"), result.folder));
+  // Opening reaches the GPT-2 loader (which fails on these random weights, or is not built yet).
+  std::vector<std::string> steps;
+  EXPECT_THROW(
+      open_model("tiny-gpt2", [&](double, const std::string& what) { steps.push_back(what); }),
+      ModelError);
+  bool reached_loader = false;
+  for (const std::string& s : steps)
+    reached_loader |= s.find("loading gpt2 model from " + result.folder.string()) == 0;
+  EXPECT_TRUE(reached_loader);
+}
+
+TEST(SelectModelFiles, PicksShardsAndTokenizerFilesWithConfigLast) {
+  std::vector<std::string> files = {"config.json",
+                                    "model-00002-of-00002.safetensors",
+                                    "vocab.txt",
+                                    "model-00001-of-00002.safetensors",
+                                    "model.safetensors.index.json",
+                                    "pytorch_model.bin",
+                                    "tf_model.h5",
+                                    "onnx/model.onnx",
+                                    "tokenizer.json"};
+  std::vector<std::string> expected = {"tokenizer.json",
+                                       "vocab.txt",
+                                       "model.safetensors.index.json",
+                                       "model-00001-of-00002.safetensors",
+                                       "model-00002-of-00002.safetensors",
+                                       "config.json"};
+  EXPECT_EQ(select_model_files("o/m", files), expected);
+}
+
+TEST(SelectModelFiles, PytorchOnlyRepoExplainsTheConversion) {
+  try {
+    select_model_files("o/m", {"config.json", "pytorch_model.bin", "vocab.txt"});
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("save_pretrained"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("safe_serialization=True"), std::string::npos);
+  }
+  EXPECT_THROW(select_model_files("o/m", {"model.safetensors"}), ModelError);  // no config.json
+}
+
+TEST(DownloadProgressTest, FractionAndFormatting) {
+  DownloadProgress p;
+  p.file = "model.safetensors";
+  p.file_index = 2;
+  p.file_count = 4;
+  p.file_done = 250000000;
+  p.file_total = 500000000;
+  p.bytes_per_second = 12.5e6;
+  EXPECT_DOUBLE_EQ(p.fraction(), (1 + 0.5) / 4);  // sizes unknown overall: by files
+  p.done = 300000000;
+  p.total = 600000000;
+  EXPECT_DOUBLE_EQ(p.fraction(), 0.5);
+  EXPECT_EQ(format_download_progress(p),
+            "[2/4] model.safetensors  250.0 MB / 500.0 MB   50%  12.5 MB/s");
+  double fraction = -1;
+  std::string what;
+  download_progress_adapter([&](double f, const std::string& w) {
+    fraction = f;
+    what = w;
+  })(p);
+  EXPECT_DOUBLE_EQ(fraction, 0.5);
+  EXPECT_EQ(what, format_download_progress(p));
+  EXPECT_FALSE(download_progress_adapter({}));
+}
+
+}  // namespace
+}  // namespace attnscope
