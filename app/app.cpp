@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/backend/select.h"
+#include "core/model/hf/download.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -70,6 +71,23 @@ void App::open_model(const std::string& spec) {
   }
   loader_.request(
       label, [spec](const ProgressFn& progress) { return attnscope::open_model(spec, progress); });
+}
+
+void App::download_and_open(const std::string& repo_id) {
+  cancel_->store(true);  // a download still running for an older request stops
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  auto cancel = cancel_;
+  loader_.request(repo_id, [repo_id, cancel](const ProgressFn& progress) {
+    DownloadRequest request;
+    request.repo_id = repo_id;
+    DownloadResult result =
+        download_model(request, download_progress_adapter(progress), cancel.get());
+    return attnscope::open_model(result.folder.string(), progress);
+  });
+}
+
+void App::cancel_download() {
+  cancel_->store(true);
 }
 
 void App::rebuild_lesson_model() {

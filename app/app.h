@@ -2,6 +2,8 @@
 // The application's non-GL core: state, the compute worker, the model loader, and the actions the
 // controls call (open a model, change options, load a preset). The frame loop lives in
 // gui_main.cpp, the drawing in ui/main_window.cpp and views/.
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ class App {
   void submit_all();
   void open_model(const std::string& spec);  // off the UI thread; keeps the current one meanwhile
   void rebuild_lesson_model();               // after a lesson option changed
+  // Fetches a repo id from the Hugging Face hub into the cache, then opens it (off the UI thread,
+  // with progress); cancel_download() stops it, leaving the partial file for a later resume.
+  void download_and_open(const std::string& repo_id);
+  void cancel_download();
   void choose_backend(const std::string& choice);
   void apply_preset(const PresetPair& preset);
   void refresh_model_list();
@@ -49,6 +55,7 @@ class App {
   void on_trace(int slot);
   Worker worker_;
   ModelLoader loader_;
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 }  // namespace attnscope

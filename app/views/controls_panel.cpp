@@ -42,16 +42,21 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     if (ImGui::Selectable("refresh the list")) app.refresh_model_list();
     ImGui::EndCombo();
   }
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().FramePadding.x * 2 -
-                          ImGui::GetStyle().ItemSpacing.x);
+  ImGui::SetNextItemWidth(-1);
   bool enter = ImGui::InputTextWithHint("##modelpath", "folder or repo id (gpt2)", &model_field,
                                         ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::SameLine();
   if ((ImGui::Button("Open") || enter) && !model_field.empty()) app.open_model(model_field);
+  help("a model folder, or a repo id already in the Hugging Face cache");
+  ImGui::SameLine();
+  if (ImGui::Button("Download") && !model_field.empty()) app.download_and_open(model_field);
+  help(
+      "fetch this repo id (e.g. openai-community/gpt2) from huggingface.co into the cache, then "
+      "open it");
   LoadProgress p = app.load_progress();
   if (p.busy) {
-    ImGui::ProgressBar(static_cast<float>(p.fraction), ImVec2(-1, 0),
-                       (p.label + ": " + p.what).c_str());
+    ImGui::ProgressBar(static_cast<float>(p.fraction), ImVec2(-1, 0), p.label.c_str());
+    ImGui::TextWrapped("%s", p.what.c_str());
+    if (p.label != "lesson" && ImGui::SmallButton("Cancel")) app.cancel_download();
   }
   if (!st.model_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
