@@ -165,6 +165,13 @@ void FormulaView::Draw(ViewContext& ctx) {
   const int head = std::min(ctx.app.head, static_cast<int>(ctx.trace->steps.size()) - 1);
   const HeadSteps& s = ctx.trace->steps[static_cast<size_t>(head)];
   const int d_k = static_cast<int>(s.k.cols());
+  // A model's steps must match its tokens: [n x d] for Q, K, V, output; [n x n] for the rest.
+  const bool square = s.scores.rows() == n && s.scores.cols() == n && s.scaled.rows() == n &&
+                      s.scaled.cols() == n && s.weights.rows() == n && s.weights.cols() == n;
+  if (!square || s.q.rows() != n || s.k.rows() != n || s.output.rows() != n) {
+    ImGui::TextColored(dim, "This model's formula steps do not match its %d tokens.", n);
+    return;
+  }
   ImGui::PushFont(ctx.fonts.big);
   ImGui::Text(
       "Attention(Q, K, V) = softmax(Q\xC2\xB7K\xE1\xB5\x80 / \xE2\x88\x9A"
