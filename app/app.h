@@ -28,6 +28,7 @@ class App {
   std::string models_error;
 
   App();
+  ~App() { cancel_download(); }  // a download in flight stops instead of delaying the exit
   // Once per frame before drawing: applies a finished model load, picks up published traces.
   void update();
 

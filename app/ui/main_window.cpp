@@ -205,9 +205,10 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::SameLine();
   ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
   {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent),
-                       "Meaning shift (sentence %d)", active + 1);
     ViewContext ctx = make_context(app, fonts, active, layout, scale);
+    const bool lesson = !ctx.trace || ctx.trace->model.kind == "lesson";
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
+                       lesson ? "Meaning shift" : "Next token", active + 1);
     meaning.Draw(ctx);
   }
   ImGui::EndChild();

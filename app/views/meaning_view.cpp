@@ -47,6 +47,14 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
 
 void MeaningView::Draw(ViewContext& ctx) {
   const auto dim = ImGui::ColorConvertU32ToFloat4(theme_colors().text_dim);
+  if (ctx.trace && ctx.trace->model.kind != "lesson" && !ctx.trace->predictions.empty()) {
+    // A language model (GPT-2): what it predicts next, the other half of the story.
+    std::vector<Neighbor> next;
+    for (const Prediction& p : ctx.trace->predictions)
+      next.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
+    neighbor_list(ctx, "next token (probability)", next, ImGui::GetContentRegionAvail().x);
+    return;
+  }
   if (!ctx.trace || ctx.trace->model.kind != "lesson") {
     ImGui::PushStyleColor(ImGuiCol_Text, dim);
     ImGui::TextWrapped("The meaning shift is shown for the lesson model.");
