@@ -222,6 +222,8 @@ int run_gui(const GuiOptions& options) {
   } typing = options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle;
   const std::vector<unsigned> keys = code_points(options.type_keys);
   int keys_injected = 0;
+  auto typing_started = Clock::now();
+  double typing_ms = 0.0;  // from the first keystroke to the last
   std::uint64_t jobs_before_typing = 0;
   const auto started = Clock::now();
   bool windowed_saved = false;
@@ -271,6 +273,7 @@ int run_gui(const GuiOptions& options) {
         ++keys_injected;
       } else {
         typing = Typing::kWaitPublish;
+        typing_ms = ms_since(typing_started);
       }
     }
 
@@ -387,6 +390,7 @@ int run_gui(const GuiOptions& options) {
     } else if (typing == Typing::kFocusing && main_window.text_box_active[0]) {
       typing = Typing::kTyping;
       keys_injected = 0;
+      typing_started = Clock::now();
     } else if (typing == Typing::kWaitPublish) {
       ++typing_frames_after;
       const auto& r = app.state.slots[0].result;
@@ -425,6 +429,7 @@ int run_gui(const GuiOptions& options) {
       doc["typing"] = {{"typed", options.type_keys},
                        {"done", typing == Typing::kDone},
                        {"keystroke_frames", keys_injected},
+                       {"typing_ms", typing_ms},
                        {"frames_to_publish", typing_frames_after},
                        {"jobs_computed", app.computed_jobs() - jobs_before_typing}};
     std::ofstream out(options.layout_file);

@@ -1,9 +1,20 @@
 #include "app/worker.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 
 namespace attnscope {
+
+namespace {
+// Testing aid: ATTNSCOPE_TEST_COMPUTE_DELAY_MS makes every job that much slower, so a test can
+// show that typing never waits for the model and that queued edits coalesce.
+int test_delay_ms() {
+  const char* v = std::getenv("ATTNSCOPE_TEST_COMPUTE_DELAY_MS");
+  return v ? std::clamp(std::atoi(v), 0, 10000) : 0;
+}
+}  // namespace
 
 Worker::Worker() : thread_([this] { loop(); }) {}
 
@@ -52,6 +63,8 @@ void Worker::loop() {
     try {
       if (!job.model) throw std::runtime_error("no model is loaded");
       auto start = std::chrono::steady_clock::now();
+      if (static const int delay = test_delay_ms(); delay > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
       auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
       if (trace->compute_ms <= 0.0)
         trace->compute_ms =

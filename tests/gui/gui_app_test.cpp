@@ -281,3 +281,32 @@ TEST(Model, FailedLoadIsShownNotFatal) {
 
 }  // namespace
 }  // namespace attnscope
+
+namespace attnscope {
+namespace {
+
+// A slow model (every compute made 600 ms slower) must not slow typing down: the keystrokes go in
+// one per frame regardless, edits that pile up while a job runs are coalesced (far fewer jobs than
+// keystrokes), and the newest text wins.
+TEST(Typing, ASlowModelNeitherBlocksTypingNorLagsBehind) {
+  const std::string typed = "a river bank in spring";
+  std::string dir = test::temp_dir();
+  std::string layout_path = dir + "/layout.json";
+  ASSERT_EQ(test::run_app_with_env(
+                "ATTNSCOPE_TEST_COMPUTE_DELAY_MS=600",
+                "--type-keys " + shell_quote(typed) + " --layout " + shell_quote(layout_path)),
+            0);
+  nlohmann::json layout = read_json(layout_path);
+  const auto& typing = layout["typing"];
+  const int keys = static_cast<int>(typed.size());
+  EXPECT_TRUE(typing["done"].get<bool>());
+  EXPECT_EQ(typing["keystroke_frames"].get<int>(), keys);
+  // Had the UI waited for each job, typing would take keys × 600 ms.
+  EXPECT_LT(typing["typing_ms"].get<double>(), keys * 600.0 * 0.75);
+  EXPECT_LT(typing["jobs_computed"].get<int>(), keys * 2 / 3);
+  EXPECT_EQ(layout["traces"][0]["text"], typed);
+  EXPECT_EQ(layout["traces"][0]["trace_text"], typed);
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -33,11 +33,15 @@ std::string temp_dir() {
 }
 
 int run_app(const std::string& args, const std::string& stderr_file) {
+  return run_app_with_env("", args + (stderr_file.empty() ? "" : " 2>" + shell_quote(stderr_file)));
+}
+
+int run_app_with_env(const std::string& env, const std::string& args) {
   const char* bin = std::getenv("ATTNSCOPE_BIN");
   if (!bin) throw std::runtime_error("ATTNSCOPE_BIN is not set (run through ctest)");
   std::string config = temp_dir() + "/config";
-  std::string cmd = "XDG_CONFIG_HOME=" + shell_quote(config) + " " + shell_quote(bin) + " " + args;
-  if (!stderr_file.empty()) cmd += " 2>" + shell_quote(stderr_file);
+  std::string cmd =
+      env + " XDG_CONFIG_HOME=" + shell_quote(config) + " " + shell_quote(bin) + " " + args;
   int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -11,6 +11,8 @@ namespace attnscope::test {
 // Runs the attnscope executable ($ATTNSCOPE_BIN) with `args` (already shell-quoted), with a fresh
 // XDG_CONFIG_HOME; returns its exit status. stderr goes to `stderr_file` when given.
 int run_app(const std::string& args, const std::string& stderr_file = "");
+// The same with extra environment assignments ("NAME=value ...") in front.
+int run_app_with_env(const std::string& env, const std::string& args);
 
 std::string temp_dir();  // a fresh folder for one test
 std::string shell_quote(const std::string& s);
