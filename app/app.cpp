@@ -1,5 +1,6 @@
 #include "app/app.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -156,11 +157,26 @@ void App::on_trace(int slot) {
   // Keep a locked token in range; otherwise focus the preset's ambiguous word if present.
   if (s.locked_token >= static_cast<int>(tokens.size())) s.locked_token = -1;
   if (s.locked_token < 0 && !s.preferred_word.empty()) {
-    for (int i = 0; i < static_cast<int>(tokens.size()); ++i)
-      if (tokens[i].text == s.preferred_word) {
+    // Match the word as typed (the token's span of the text), so "Ġbank" (GPT-2) and "bank"
+    // (BERT, lower-cased) are found too.
+    const std::string& text = s.result->trace->text;
+    auto lower = [](std::string w) {
+      for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return w;
+    };
+    const std::string want = lower(s.preferred_word);
+    for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+      const Token& t = tokens[i];
+      std::string span = t.start >= 0 && t.end <= static_cast<int>(text.size()) && t.start < t.end
+                             ? text.substr(t.start, t.end - t.start)
+                             : t.text;
+      size_t a = span.find_first_not_of(" \t\n"), b = span.find_last_not_of(" \t\n");
+      span = a == std::string::npos ? "" : span.substr(a, b - a + 1);
+      if (lower(span) == want || t.text == s.preferred_word) {
         s.locked_token = i;
         break;
       }
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "app/ui/colormap.h"
 
@@ -17,12 +18,51 @@ int utf8_length(const std::string& s, size_t i) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   return n;
 }
+// GPT-2's byte-level BPE writes each byte as a printable character: bytes that are not printable
+// become U+0100 + k (a space is "Ġ", a newline "Ċ"). Undo that for labels when a token shows the
+// tell-tale characters; returns false (leaving `out` alone) when it is not such a token.
+bool decode_byte_level(const std::string& s, std::string& out) {
+  // The printable bytes map to themselves; the other 68 map to U+0100.. in byte order.
+  static const std::vector<int> remapped = [] {
+    std::vector<int> bytes;
+    for (int b = 0; b < 256; ++b) {
+      bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      if (!printable) bytes.push_back(b);
+    }
+    return bytes;
+  }();
+  std::string bytes;
+  bool marker = false;
+  for (size_t i = 0; i < s.size();) {
+    int n = utf8_length(s, i);
+    if (n == 0) return false;
+    unsigned cp = static_cast<unsigned char>(s[i]);
+    if (n == 2) cp = ((cp & 0x1F) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3F);
+    if (n > 2) return false;  // byte-level tokens only use code points below U+0800
+    if (cp >= 0x100 && cp < 0x100 + remapped.size()) {
+      bytes += static_cast<char>(remapped[cp - 0x100]);
+      marker = true;
+    } else if (cp < 0x100) {
+      bytes += static_cast<char>(cp);
+    } else {
+      return false;
+    }
+    i += n;
+  }
+  if (!marker) return false;
+  // Trim the leading space the marker stood for; the views put gaps between tokens anyway.
+  size_t first = bytes.find_first_not_of(' ');
+  out = first == std::string::npos ? std::string("\xE2\x90\xA3") : bytes.substr(first);  // ␣
+  return true;
+}
 }  // namespace
 
 std::string token_label(const Token& token, int max_chars) {
   std::string out;
   int chars = 0;
-  const std::string& s = token.text;
+  std::string decoded;
+  const std::string& s = decode_byte_level(token.text, decoded) ? decoded : token.text;
   for (size_t i = 0; i < s.size();) {
     if (chars == max_chars) {
       out += "\xE2\x80\xA6";  // …
