@@ -52,7 +52,8 @@ void MeaningView::Draw(ViewContext& ctx) {
     std::vector<Neighbor> next;
     for (const Prediction& p : ctx.trace->predictions)
       next.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
-    neighbor_list(ctx, "next token (probability)", next, ImGui::GetContentRegionAvail().x);
+    neighbor_list(ctx, "after the last token, the model predicts", next,
+                  ImGui::GetContentRegionAvail().x);
     return;
   }
   if (!ctx.trace || ctx.trace->model.kind != "lesson") {
