@@ -1,13 +1,463 @@
+// The window and the frame loop: GLFW + glad + Dear ImGui, the worker-fed views, screenshots at
+// 1×/2×/4× through an offscreen framebuffer (text rasterised at that scale), and the headless
+// `--screenshot` / `--layout` / `--type-keys` runs the gui tests drive.
 #include "app/gui_main.h"
 
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+#include <stb/stb_image_write.h>
+
+#include "app/app.h"
+#include "app/render/gl.h"
+#include "app/render/gl_objects.h"
+#include "app/render/heatmap_renderer.h"
+#include "app/ui/colormap.h"
+#include "app/ui/fonts.h"
+#include "app/ui/main_window.h"
+#include "app/ui/settings.h"
+#include "app/ui/theme.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 
-// Placeholder until the GUI lands (issue 4): says so instead of pretending.
-int run_gui(const GuiOptions&) {
-  std::fprintf(stderr, "attnscope: the GUI is not built yet; try `attnscope export`\n");
-  return 1;
+namespace {
+
+std::string g_glfw_error;
+void on_glfw_error(int code, const char* text) {
+  g_glfw_error =
+      std::string(text ? text : "unknown") + " (GLFW error " + std::to_string(code) + ")";
+}
+
+// Key presses since the last frame, recorded by our GLFW callback (ImGui chains to it). ImGui 1.86
+// samples key state once per frame, so a press and release inside one slow frame (a quick tap,
+// or xdotool) would be lost to IsKeyPressed; shortcuts read this queue instead.
+struct KeyPress {
+  int key;
+  int mods;
+};
+std::vector<KeyPress> g_key_presses;
+void on_key(GLFWwindow*, int key, int, int action, int mods) {
+  if (action == GLFW_PRESS || action == GLFW_REPEAT) g_key_presses.push_back({key, mods});
+}
+bool pressed(int key, bool ctrl = false) {
+  for (const KeyPress& k : g_key_presses)
+    if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
+  return false;
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Splits UTF-8 text into code points (invalid bytes become U+FFFD) for ImGui's input queue.
+std::vector<unsigned> code_points(const std::string& s) {
+  std::vector<unsigned> out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    unsigned cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (int k = 1; ok && k < n; ++k) {
+      unsigned char d = static_cast<unsigned char>(s[i + k]);
+      ok = (d & 0xC0) == 0x80;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    out.push_back(ok ? cp : 0xFFFD);
+    i += ok ? n : 1;
+  }
+  return out;
+}
+
+std::string timestamped_name(int scale) {
+  std::time_t now = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "attnscope-%Y%m%d-%H%M%S", std::localtime(&now));
+  return std::string(buf) + (scale > 1 ? "-" + std::to_string(scale) + "x" : "") + ".png";
+}
+
+// The rendered frame in `fbo` as a PNG (rows flipped: GL's origin is bottom-left).
+void write_png(const std::string& path, int width, int height) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque, whatever blending left
+  stbi_flip_vertically_on_write(1);
+  if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4))
+    throw Error("cannot write the screenshot '" + path + "'");
+}
+
+nlohmann::json traces_json(const App& app) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int s = 0; s < kSlots; ++s) {
+    const auto& r = app.state.slots[s].result;
+    nlohmann::json t = {{"slot", s}, {"box_text", app.state.slots[s].text}};
+    if (r) {
+      t["error"] = r->error;
+      t["text"] = r->text;
+      if (r->trace) {
+        nlohmann::json tokens = nlohmann::json::array();
+        for (const Token& tok : r->trace->tokens) tokens.push_back(tok.text);
+        t["tokens"] = tokens;
+        t["trace_text"] = r->trace->text;
+        t["compute_ms"] = r->trace->compute_ms;
+      }
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+struct Session {
+  GLFWwindow* window = nullptr;
+  ~Session() {
+    if (window) {
+      ImGui_ImplOpenGL3_Shutdown();
+      ImGui_ImplGlfw_Shutdown();
+      ImGui::DestroyContext();
+      glfwDestroyWindow(window);
+    }
+    glfwTerminate();
+  }
+};
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+  const bool headless = !options.screenshot.empty() || !options.type_keys.empty();
+  std::string settings_problem;
+  Settings settings = load_settings(settings_problem);
+  if (!options.theme.empty()) settings.light_theme = options.theme == "light";
+  int width = settings.window_width, height = settings.window_height;
+  if (headless) width = 1600, height = 1000;
+  if (!options.window_size.empty())
+    std::sscanf(options.window_size.c_str(), "%dx%d", &width, &height);
+
+  glfwSetErrorCallback(on_glfw_error);
+  Session session;
+  if (!glfwInit()) throw Error("cannot open a window: " + g_glfw_error);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, headless ? GLFW_FALSE : GLFW_TRUE);
+  session.window =
+      glfwCreateWindow(width, height, "attnscope \xE2\x80\x94 attention, live", nullptr, nullptr);
+  if (!session.window) throw Error("cannot open an OpenGL 3.3 window: " + g_glfw_error);
+  GLFWwindow* window = session.window;
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(headless ? 0 : 1);
+  if (!gladLoadGL(glfwGetProcAddress)) throw Error("cannot load OpenGL 3.3 functions");
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;            // our own settings file holds what matters
+  glfwSetKeyCallback(window, on_key);  // before ImGui's, which calls it after its own
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  ColormapRenderer renderer;
+  renderer.init();  // throws with the shader log if the GLSL is broken
+
+  UiPrefs prefs;
+  prefs.light_theme = settings.light_theme;
+  prefs.font_scale = settings.font_scale;
+  prefs.screenshot_scale = settings.screenshot_scale;
+  App app;
+  app.state.colormap = colormap_index(settings.colormap);
+  app.state.fixed_range = settings.fixed_range;
+  if (options.text) app.state.slots[0].text = *options.text, app.state.slots[0].label.clear();
+  if (options.text2) app.state.slots[1].text = *options.text2, app.state.slots[1].label.clear();
+  if (options.text || options.text2)
+    for (SlotState& s : app.state.slots) s.preferred_word.clear();
+  app.choose_backend(options.backend);
+  app.open_model(options.model);
+  if (!settings_problem.empty())
+    app.state.message = settings_problem, app.state.message_is_error = true;
+
+  MainWindow main_window;
+  // Raster scale of the current font atlas; 0 forces a (re)build.
+  float atlas_raster = 0.0f, atlas_font_scale = 0.0f;
+  Fonts fonts;
+  auto ensure_fonts = [&](float raster) {
+    if (atlas_raster == raster && atlas_font_scale == prefs.font_scale) return;
+    fonts = build_fonts(prefs.font_scale, raster);
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    atlas_raster = raster;
+    atlas_font_scale = prefs.font_scale;
+    apply_theme(prefs.light_theme, prefs.font_scale);
+    if (!fonts.warning.empty())
+      app.state.message = fonts.warning, app.state.message_is_error = true;
+  };
+
+  GlFramebuffer capture;  // offscreen target of screenshots (and of every headless frame)
+  int pending_capture_scale = 0;
+  std::string pending_capture_path;
+  const int headless_scale = options.scale;
+  nlohmann::json layout;
+  std::vector<double> frame_times, ui_times;  // ms: whole frame to the end of GL; UI build only
+  float frame_ms = 0.0f;
+  int frame = 0, frames_ready = 0, typed = 0, typing_frames_after = 0;
+  enum class Typing {
+    kNone,
+    kWaitSettle,
+    kFocusing,
+    kTyping,
+    kWaitPublish,
+    kDone
+  } typing = options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle;
+  const std::vector<unsigned> keys = code_points(options.type_keys);
+  int keys_injected = 0;
+  auto typing_started = Clock::now();
+  double typing_ms = 0.0;  // from the first keystroke to the last
+  std::uint64_t jobs_before_typing = 0;
+  const auto started = Clock::now();
+  bool windowed_saved = false;
+  int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
+  int exit_code = 0;
+
+  while (!glfwWindowShouldClose(window)) {
+    const bool busy = app.computing() || app.load_progress().busy || typing != Typing::kNone;
+    if (headless)
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : 0.5);
+    const auto frame_start = Clock::now();
+
+    // A screenshot renders this frame into an S× framebuffer with fonts rasterised at S×.
+    const int scale =
+        headless ? headless_scale : (pending_capture_scale ? pending_capture_scale : 1);
+    const bool to_fbo = headless || pending_capture_scale;
+    // On a HiDPI screen the framebuffer has more pixels than the window has units: rasterise the
+    // fonts at that density too, so text stays crisp instead of being magnified.
+    float raster = static_cast<float>(scale);
+    if (!to_fbo) {
+      int fw = 0, fh = 0, ww = 0, wh = 0;
+      glfwGetFramebufferSize(window, &fw, &fh);
+      glfwGetWindowSize(window, &ww, &wh);
+      if (ww > 0 && fw > ww) raster = std::round(static_cast<float>(fw) / ww * 4) / 4;
+    }
+    ensure_fonts(raster);
+    if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, prefs.font_scale);
+
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (headless) {
+      io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+      io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no pointer: no hover effects in a screenshot
+      float hx = 0, hy = 0;
+      if (!options.hover.empty() && std::sscanf(options.hover.c_str(), "%f,%f", &hx, &hy) == 2)
+        io.MousePos = ImVec2(hx, hy);
+    }
+    if (to_fbo)
+      io.DisplayFramebufferScale = ImVec2(static_cast<float>(scale), static_cast<float>(scale));
+
+    // Scripted typing (tests): one character per frame into the focused text box.
+    if (typing == Typing::kTyping) {
+      if (typed < static_cast<int>(keys.size())) {
+        io.AddInputCharacter(keys[typed++]);
+        ++keys_injected;
+      } else {
+        typing = Typing::kWaitPublish;
+        typing_ms = ms_since(typing_started);
+      }
+    }
+
+    ImGui::NewFrame();
+    app.update();
+
+    // Keyboard shortcuts (arrows only while no text box has the keyboard).
+    if (!io.WantTextInput && app.state.model) {
+      ModelInfo info = app.state.model->info();
+      if (pressed(GLFW_KEY_RIGHT)) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
+      if (pressed(GLFW_KEY_LEFT)) app.state.layer = std::max(app.state.layer - 1, 0);
+      if (pressed(GLFW_KEY_DOWN)) app.state.head = std::min(app.state.head + 1, info.heads - 1);
+      if (pressed(GLFW_KEY_UP)) app.state.head = std::max(app.state.head - 1, 0);
+    }
+    if (pressed(GLFW_KEY_EQUAL, true) || pressed(GLFW_KEY_KP_ADD, true))
+      prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
+    if (pressed(GLFW_KEY_MINUS, true) || pressed(GLFW_KEY_KP_SUBTRACT, true))
+      prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
+    const bool want_layout = !options.layout_file.empty();
+    if (want_layout) layout = nlohmann::json::array();
+    main_window.Draw(app, fonts, renderer, prefs, frame_ms, want_layout ? &layout : nullptr,
+                     static_cast<float>(scale));
+    if (pressed(GLFW_KEY_Q, true)) main_window.wants_quit = true;
+    if (pressed(GLFW_KEY_S, true) || main_window.wants_screenshot) {
+      if (!headless && !pending_capture_scale) {
+        pending_capture_scale = prefs.screenshot_scale;  // rendered next frame, fonts at that scale
+        std::filesystem::path folder = settings.screenshot_folder.empty()
+                                           ? default_screenshot_folder()
+                                           : std::filesystem::path(settings.screenshot_folder);
+        pending_capture_path = (folder / timestamped_name(pending_capture_scale)).string();
+      }
+    }
+    if (pressed(GLFW_KEY_F11) || main_window.wants_fullscreen_toggle) {
+      if (!prefs.fullscreen) {
+        glfwGetWindowPos(window, &saved_x, &saved_y);
+        glfwGetWindowSize(window, &saved_w, &saved_h);
+        windowed_saved = true;
+        if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+          const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+          glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+          prefs.fullscreen = true;
+        }
+      } else {
+        glfwSetWindowMonitor(window, nullptr, saved_x, saved_y, saved_w, saved_h, 0);
+        prefs.fullscreen = false;
+      }
+    }
+    if (main_window.wants_quit) glfwSetWindowShouldClose(window, GLFW_TRUE);
+    g_key_presses.clear();
+    ImGui::Render();
+    const double ui_ms = ms_since(frame_start);
+
+    // Present: to the window, or into the offscreen framebuffer for a screenshot.
+    int fb_w = 0, fb_h = 0;
+    if (to_fbo) {
+      fb_w = width * scale, fb_h = height * scale;
+      if (!headless) {
+        int ww = 0, wh = 0;
+        glfwGetWindowSize(window, &ww, &wh);
+        fb_w = ww * scale, fb_h = wh * scale;
+      }
+      std::string why;
+      if (!capture.ensure(fb_w, fb_h, GL_NEAREST, why)) throw Error(why);
+      glBindFramebuffer(GL_FRAMEBUFFER, capture.id());
+    } else {
+      glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    }
+    glViewport(0, 0, fb_w, fb_h);
+    ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    glFinish();  // so the frame time includes the GL work (llvmpipe renders on the CPU)
+    const double draw_ms = ms_since(frame_start);
+
+    // Headless: wait for the model and the traces, then two more frames (widgets settle on
+    // frame 1), then capture. Give up waiting after 40 s and capture what there is.
+    const bool ready = (app.settled() || (!app.state.model && !app.load_progress().busy)) &&
+                       (typing == Typing::kNone || typing == Typing::kDone);
+    frames_ready = ready ? frames_ready + 1 : 0;
+    bool finish = false;
+    if (headless &&
+        ((frames_ready >= 3 && frame + 1 >= options.frames) || ms_since(started) > 40000)) {
+      if (!ready) {
+        std::fprintf(stderr, "attnscope: gave up waiting for the model after 40 s\n");
+        exit_code = 1;
+      }
+      finish = true;
+    }
+    if (to_fbo && (finish || (!headless && pending_capture_scale))) {
+      std::string path = headless ? options.screenshot : pending_capture_path;
+      if (!path.empty()) {
+        try {
+          write_png(path, fb_w, fb_h);
+          app.state.message = "saved " + path;
+          app.state.message_is_error = false;
+        } catch (const std::exception& e) {
+          if (headless) throw;
+          app.state.message = e.what();
+          app.state.message_is_error = true;
+        }
+      }
+      pending_capture_scale = 0;
+    }
+    if (to_fbo) glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (!headless) glfwSwapBuffers(window);
+
+    // Scripted typing state machine.
+    if (typing == Typing::kWaitSettle && app.settled() && frame >= 2) {
+      app.set_text(0, "");  // start from an empty box, then type every character
+      main_window.focus_text_box = 0;
+      typing = Typing::kFocusing;
+      jobs_before_typing = app.computed_jobs();
+    } else if (typing == Typing::kFocusing && main_window.text_box_active[0]) {
+      typing = Typing::kTyping;
+      keys_injected = 0;
+      typing_started = Clock::now();
+    } else if (typing == Typing::kWaitPublish) {
+      ++typing_frames_after;
+      const auto& r = app.state.slots[0].result;
+      if (r && r->trace && r->text == app.state.slots[0].text && app.settled())
+        typing = Typing::kDone;
+    }
+
+    frame_ms = static_cast<float>(draw_ms);
+    // Statistics skip the first frames (font atlas, shaders) and capture frames (PNG encoding).
+    if (frame >= 2 && !finish) {
+      frame_times.push_back(draw_ms);
+      ui_times.push_back(ui_ms);
+    }
+    ++frame;
+    if (finish) break;
+  }
+
+  if (!options.layout_file.empty()) {
+    std::sort(frame_times.begin(), frame_times.end());
+    std::sort(ui_times.begin(), ui_times.end());
+    nlohmann::json doc = {
+        {"format", "attnscope-layout/1"},
+        {"scale", headless ? headless_scale : 1},
+        {"width", width * (headless ? headless_scale : 1)},
+        {"height", height * (headless ? headless_scale : 1)},
+        {"theme", prefs.light_theme ? "light" : "dark"},
+        {"colormap", colormaps()[app.state.colormap].name},
+        {"frames", frame},
+        {"frame_ms_median", frame_times.empty() ? 0.0 : frame_times[frame_times.size() / 2]},
+        {"ui_ms_median", ui_times.empty() ? 0.0 : ui_times[ui_times.size() / 2]},
+        {"model", app.state.model ? app.state.model->info().name : ""},
+        {"model_error", app.state.model_error},
+        {"views", layout},
+        {"traces", traces_json(app)}};
+    if (!options.type_keys.empty())
+      doc["typing"] = {{"typed", options.type_keys},
+                       {"done", typing == Typing::kDone},
+                       {"keystroke_frames", keys_injected},
+                       {"typing_ms", typing_ms},
+                       {"frames_to_publish", typing_frames_after},
+                       {"jobs_computed", app.computed_jobs() - jobs_before_typing}};
+    std::ofstream out(options.layout_file);
+    out << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    if (!out) throw Error("cannot write the layout file '" + options.layout_file + "'");
+  }
+  if (!headless) {
+    if (!prefs.fullscreen || !windowed_saved) glfwGetWindowSize(window, &saved_w, &saved_h);
+    settings.light_theme = prefs.light_theme;
+    settings.font_scale = prefs.font_scale;
+    settings.colormap = colormaps()[app.state.colormap].name;
+    settings.fixed_range = app.state.fixed_range;
+    settings.window_width = saved_w;
+    settings.window_height = saved_h;
+    settings.screenshot_scale = prefs.screenshot_scale;
+    std::string problem;
+    if (!save_settings(settings, problem)) std::fprintf(stderr, "attnscope: %s\n", problem.c_str());
+  }
+  if (headless && typing != Typing::kNone && typing != Typing::kDone) {
+    std::fprintf(stderr, "attnscope: the typed text was not computed in time\n");
+    exit_code = 1;
+  }
+  if (!app.state.model_error.empty() && headless) {
+    // The screenshot shows the error; the exit code says the run did not do what was asked.
+    std::fprintf(stderr, "attnscope: %s\n", app.state.model_error.c_str());
+    exit_code = 1;
+  }
+  return exit_code;
 }
 
 }  // namespace attnscope

@@ -13,6 +13,15 @@ struct GuiOptions {
   int scale = 1;            // screenshot scale: 1, 2 or 4
   int frames = 3;           // frames rendered before the screenshot
   std::string layout_file;  // optional JSON of where cells/labels were drawn (tests)
+  std::string window_size;  // "WIDTHxHEIGHT" in screen units; empty: remembered or 1600x1000
+  std::string theme;        // "dark" | "light"; empty: remembered
+  // Testing aid (hidden option): once the first traces are shown, clear sentence 1, focus its text
+  // box and type these characters through ImGui's input queue, one per frame; with --layout the
+  // published trace is reported at exit.
+  std::string type_keys;
+  // Testing aid (hidden option): in a headless run, the pointer rests at this point ("X,Y" in
+  // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
+  std::string hover;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

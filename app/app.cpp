@@ -1,0 +1,183 @@
+#include "app/app.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "core/backend/select.h"
+#include "core/model/hf/download.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+int focused_token(const AppState& app, int s) {
+  const auto& result = app.slots[s].result;
+  if (!result || !result->trace) return -1;
+  int t = app.focus.token(app.slots[s], s);
+  return t >= 0 && t < static_cast<int>(result->trace->tokens.size()) ? t : -1;
+}
+
+App::App() {
+  state.slots[0].text = kDefaultText1;
+  state.slots[1].text = kDefaultText2;
+  state.slots[0].preferred_word = state.slots[1].preferred_word = "bank";
+  state.slots[0].label = "river";
+  state.slots[1].label = "money";
+  try {
+    presets = lesson_presets();
+  } catch (const std::exception& e) {
+    models_error = e.what();
+  }
+}
+
+void App::refresh_model_list() {
+  try {
+    models = list_models();
+  } catch (const std::exception& e) {
+    models_error = e.what();
+  }
+}
+
+void App::set_text(int slot, const std::string& text) {
+  state.slots[slot].text = text;
+  submit(slot);
+}
+
+void App::submit(int slot) {
+  SlotState& s = state.slots[slot];
+  ComputeJob job{state.model, state.backend, s.text, s.next_id++};
+  s.submitted_id = job.id;
+  if (!state.model) return;  // computed once a model arrives
+  worker_.submit(slot, std::move(job));
+}
+
+void App::submit_all() {
+  for (int s = 0; s < kSlots; ++s) submit(s);
+}
+
+bool App::settled() const {
+  if (!state.model) return false;
+  for (int s = 0; s < kSlots; ++s) {
+    auto r = worker_.result(s);
+    if (!r || r->id != state.slots[s].submitted_id) return false;
+  }
+  return true;
+}
+
+void App::open_model(const std::string& spec) {
+  std::string label = spec.empty() ? "lesson" : spec;
+  if (label == "lesson") {
+    rebuild_lesson_model();
+    return;
+  }
+  loader_.request(
+      label, [spec](const ProgressFn& progress) { return attnscope::open_model(spec, progress); });
+}
+
+void App::download_and_open(const std::string& repo_id) {
+  cancel_->store(true);  // a download still running for an older request stops
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  auto cancel = cancel_;
+  loader_.request(repo_id, [repo_id, cancel](const ProgressFn& progress) {
+    DownloadRequest request;
+    request.repo_id = repo_id;
+    DownloadResult result =
+        download_model(request, download_progress_adapter(progress), cancel.get());
+    return attnscope::open_model(result.folder.string(), progress);
+  });
+}
+
+void App::cancel_download() {
+  cancel_->store(true);
+}
+
+void App::rebuild_lesson_model() {
+  LessonOptions options = state.lesson;
+  loader_.request("lesson", [options](const ProgressFn&) { return make_lesson_model(options); });
+}
+
+void App::choose_backend(const std::string& choice) {
+  state.backend_choice = choice;
+  state.backend_note.clear();
+  try {
+    SelectedBackend sel = select_backend(parse_backend_choice(choice));
+    state.backend = sel.backend;
+    state.backend_note = sel.fallback_reason;
+  } catch (const std::exception& e) {
+    // `cuda` asked for and unavailable: say why and keep computing on the CPU.
+    state.backend_note = e.what();
+    state.backend = select_backend(BackendChoice::kCpu).backend;
+  }
+  submit_all();
+}
+
+void App::apply_preset(const PresetPair& preset) {
+  state.slots[0].text = preset.text1;
+  state.slots[1].text = preset.text2;
+  state.slots[0].label = preset.sense1;
+  state.slots[1].label = preset.sense2;
+  for (SlotState& s : state.slots) {
+    s.preferred_word = preset.word;
+    s.locked_token = -1;
+  }
+  submit_all();
+}
+
+void App::update() {
+  if (auto loaded = loader_.take_result()) {
+    if (loaded->model) {
+      state.model = loaded->model;
+      state.model_spec = loaded->label;
+      state.model_error.clear();
+      ModelInfo info = state.model->info();
+      state.layer = std::min(state.layer, std::max(0, info.layers - 1));
+      state.head = std::min(state.head, std::max(0, info.heads - 1));
+      submit_all();
+    } else {
+      state.model_error = "could not open " + loaded->label + ": " + loaded->error;
+    }
+  }
+  for (int s = 0; s < kSlots; ++s) {
+    auto r = worker_.result(s);
+    if (r != state.slots[s].result) {
+      state.slots[s].result = r;
+      on_trace(s);
+    }
+  }
+  // The hover of the previous frame drives this frame's focus; views set a new one while drawing.
+  state.focus.last_hover_slot = state.focus.hover_slot;
+  state.focus.last_hover_token = state.focus.hover_token;
+  state.focus.hover_slot = state.focus.hover_token = -1;
+}
+
+void App::on_trace(int slot) {
+  SlotState& s = state.slots[slot];
+  if (!s.result || !s.result->trace) return;
+  const Tokens& tokens = s.result->trace->tokens;
+  // Keep a locked token in range; otherwise focus the preset's ambiguous word if present.
+  if (s.locked_token >= static_cast<int>(tokens.size())) s.locked_token = -1;
+  if (s.locked_token < 0 && !s.preferred_word.empty()) {
+    // Match the word as typed (the token's span of the text), so "Ġbank" (GPT-2) and "bank"
+    // (BERT, lower-cased) are found too.
+    const std::string& text = s.result->trace->text;
+    auto lower = [](std::string w) {
+      for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return w;
+    };
+    const std::string want = lower(s.preferred_word);
+    for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+      const Token& t = tokens[i];
+      std::string span = t.start >= 0 && t.end <= static_cast<int>(text.size()) && t.start < t.end
+                             ? text.substr(t.start, t.end - t.start)
+                             : t.text;
+      size_t a = span.find_first_not_of(" \t\n"), b = span.find_last_not_of(" \t\n");
+      span = a == std::string::npos ? "" : span.substr(a, b - a + 1);
+      if (lower(span) == want || t.text == s.preferred_word) {
+        s.locked_token = i;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,62 @@
+#pragma once
+// The application's non-GL core: state, the compute worker, the model loader, and the actions the
+// controls call (open a model, change options, load a preset). The frame loop lives in
+// gui_main.cpp, the drawing in ui/main_window.cpp and views/.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/app_state.h"
+#include "app/model_loader.h"
+#include "app/worker.h"
+#include "core/model/lesson/lesson_model.h"
+#include "core/model/registry.h"
+
+namespace attnscope {
+
+// The built-in example the app opens on.
+inline constexpr const char* kDefaultText1 =
+    "she sat on the bank of the river and watched the water";
+inline constexpr const char* kDefaultText2 = "he went to the bank to deposit his money";
+
+class App {
+ public:
+  AppState state;
+  std::vector<ModelListing> models;  // list_models(), refreshed on demand
+  std::vector<PresetPair> presets;   // lesson_presets() (empty when the asset is missing)
+  std::string models_error;
+
+  App();
+  ~App() { cancel_download(); }  // a download in flight stops instead of delaying the exit
+  // Once per frame before drawing: applies a finished model load, picks up published traces.
+  void update();
+
+  // Actions.
+  void set_text(int slot, const std::string& text);  // also resubmits
+  void submit(int slot);
+  void submit_all();
+  void open_model(const std::string& spec);  // off the UI thread; keeps the current one meanwhile
+  void rebuild_lesson_model();               // after a lesson option changed
+  // Fetches a repo id from the Hugging Face hub into the cache, then opens it (off the UI thread,
+  // with progress); cancel_download() stops it, leaving the partial file for a later resume.
+  void download_and_open(const std::string& repo_id);
+  void cancel_download();
+  void choose_backend(const std::string& choice);
+  void apply_preset(const PresetPair& preset);
+  void refresh_model_list();
+
+  LoadProgress load_progress() const { return loader_.progress(); }
+  bool computing() const { return worker_.busy(0) || worker_.busy(1); }
+  std::uint64_t computed_jobs() const { return worker_.completed(); }
+  // True once every slot's newest submitted job has a published result.
+  bool settled() const;
+
+ private:
+  void on_trace(int slot);
+  Worker worker_;
+  ModelLoader loader_;
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+}  // namespace attnscope

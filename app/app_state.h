@@ -1,0 +1,68 @@
+#pragma once
+// What every view reads and the controls write: the sentences, the model, the focus, the chosen
+// layer/head and colormap. One instance, owned by the UI thread.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "app/worker.h"
+#include "core/backend/backend.h"
+#include "core/model/lesson/lesson_model.h"
+#include "core/model/model.h"
+
+namespace attnscope {
+
+struct SlotState {
+  std::string text;                             // what the text box holds
+  std::uint64_t next_id = 1;                    // id of the next compute job
+  std::uint64_t submitted_id = 0;               // newest job sent to the worker
+  std::shared_ptr<const ComputeResult> result;  // newest published result (this frame)
+  std::string label;                            // e.g. "river" (preset sense)
+  int locked_token = -1;                        // clicked token (-1: none)
+  std::string preferred_word;                   // focus this word when a new trace arrives
+};
+
+// The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
+// clicking locks it.
+struct Focus {
+  int hover_slot = -1, hover_token = -1;            // set while drawing this frame
+  int last_hover_slot = -1, last_hover_token = -1;  // from the previous frame, read by views
+  int active_slot = 0;                              // slot the formula/meaning panels follow
+
+  int token(const SlotState& slot, int slot_index) const {
+    if (last_hover_slot == slot_index && last_hover_token >= 0) return last_hover_token;
+    return slot.locked_token;
+  }
+  void hover(int slot, int token) {
+    hover_slot = slot;
+    hover_token = token;
+  }
+};
+
+struct AppState {
+  std::array<SlotState, kSlots> slots;
+  bool show_second = true;
+
+  // Model: the one computing now, what it is, and how it was asked for.
+  std::shared_ptr<const Model> model;
+  std::string model_spec = "lesson";
+  std::string model_error;  // why the newest load failed (the previous model stays)
+  LessonOptions lesson;     // edited by the controls; applied by rebuilding the lesson model
+  std::shared_ptr<Backend> backend;
+  std::string backend_choice = "auto";
+  std::string backend_note;  // why it fell back to the CPU, or the CUDA error
+
+  int layer = 0, head = 0;
+  int colormap = 0;          // index into colormaps()
+  bool fixed_range = false;  // colors span 0..1 instead of 0..row-set max
+  Focus focus;
+
+  std::string message;  // last screenshot path or notice (status bar)
+  bool message_is_error = false;
+};
+
+// The focused token of slot `s` for this frame, clamped to the trace (-1 when none).
+int focused_token(const AppState& app, int s);
+
+}  // namespace attnscope

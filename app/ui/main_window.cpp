@@ -1,0 +1,221 @@
+#include "app/ui/main_window.h"
+
+#include <algorithm>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "app/ui/colormap.h"
+#include "app/ui/theme.h"
+
+namespace attnscope {
+
+namespace {
+constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                         ImGuiWindowFlags_NoSavedSettings |
+                                         ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json* layout,
+                         float scale) {
+  ViewContext ctx(app.state, fonts);
+  ctx.slot = slot;
+  ctx.layout = layout;
+  ctx.pixel_scale = scale;
+  const auto& result = app.state.slots[slot].result;
+  if (result && result->trace) {
+    ctx.trace_ref = result->trace;
+    ctx.trace = result->trace.get();
+    const auto& att = ctx.trace->attention;
+    if (app.state.layer < static_cast<int>(att.size()) &&
+        app.state.head < static_cast<int>(att[app.state.layer].size()))
+      ctx.weights = &att[app.state.layer][app.state.head];
+  }
+  ctx.focus = focused_token(app.state, slot);
+  return ctx;
+}
+}  // namespace
+
+void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Save screenshot", "Ctrl+S")) wants_screenshot = true;
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) wants_quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Examples")) {
+    if (ImGui::MenuItem("bank (river / money) \xE2\x80\x94 built-in")) {
+      PresetPair bank;
+      bank.word = "bank";
+      bank.text1 = kDefaultText1;
+      bank.sense1 = "river";
+      bank.text2 = kDefaultText2;
+      bank.sense2 = "money";
+      app.apply_preset(bank);
+    }
+    if (app.presets.empty())
+      ImGui::MenuItem("(no preset pairs: the lesson assets are missing)", nullptr, false, false);
+    for (const PresetPair& p : app.presets) {
+      std::string item = p.word + "  (" + p.sense1 + " / " + p.sense2 + ")";
+      if (ImGui::MenuItem(item.c_str())) app.apply_preset(p);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", p.text1.c_str(), p.text2.c_str());
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Light (projector) theme", nullptr, prefs.light_theme)) {
+      prefs.light_theme = !prefs.light_theme;
+      style_changed = true;
+    }
+    if (ImGui::MenuItem("Larger text", "Ctrl +")) {
+      prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
+      style_changed = true;
+    }
+    if (ImGui::MenuItem("Smaller text", "Ctrl \xE2\x88\x92")) {
+      prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
+      style_changed = true;
+    }
+    if (ImGui::MenuItem("Fullscreen", "F11", prefs.fullscreen)) wants_fullscreen_toggle = true;
+    ImGui::Separator();
+    const auto& maps = colormaps();
+    for (int i = 0; i < static_cast<int>(maps.size()); ++i)
+      if (ImGui::MenuItem(maps[i].name.c_str(), nullptr, app.state.colormap == i))
+        app.state.colormap = i;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("Type in a text box: attention is recomputed at every keystroke.");
+    ImGui::TextUnformatted("Hover a token to focus it everywhere; click to lock it.");
+    ImGui::TextUnformatted(
+        "\xE2\x86\x90/\xE2\x86\x92 layer, \xE2\x86\x91/\xE2\x86\x93 head, Ctrl+S screenshot, Ctrl "
+        "+/\xE2\x88\x92 font, F11 fullscreen.");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot,
+                          ImVec2 size, nlohmann::json* layout, float scale) {
+  AppState& st = app.state;
+  SlotState& s = st.slots[slot];
+  const ThemeColors& colors = theme_colors();
+  ImGui::BeginChild(slot == 0 ? "##slot0" : "##slot1", size, true);
+  const float font = ImGui::GetFontSize();
+  // Header: which sentence, its sense label.
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent), "Sentence %d", slot + 1);
+  if (!s.label.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim), "(%s)", s.label.c_str());
+  }
+  if (focus_text_box == slot) {
+    ImGui::SetKeyboardFocusHere();
+    focus_text_box = -1;
+  }
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputTextWithHint(slot == 0 ? "##text0" : "##text1", "type a sentence", &s.text)) {
+    s.label.clear();
+    app.submit(slot);
+    st.focus.active_slot = slot;
+  }
+  text_box_active[slot] = ImGui::IsItemActive();
+
+  ViewContext ctx = make_context(app, fonts, slot, layout, scale);
+  if (!st.model) {
+    LoadProgress p = app.load_progress();
+    ImGui::PushStyleColor(ImGuiCol_Text, p.busy ? colors.text_dim : colors.error);
+    ImGui::TextWrapped("%s", p.busy ? ("opening " + p.label + "\xE2\x80\xA6").c_str()
+                             : st.model_error.empty() ? "no model"
+                                                      : st.model_error.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (s.result && !s.result->error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
+    ImGui::TextWrapped("%s", s.result->error.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (ctx.trace && ctx.trace->truncated_at_byte >= 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, colors.warning);
+    ImGui::TextWrapped(
+        "The text is longer than the model accepts: only the first %d bytes are used.",
+        ctx.trace->truncated_at_byte);
+    ImGui::PopStyleColor();
+  }
+  const float width = ImGui::GetContentRegionAvail().x;
+  sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
+
+  // Heatmap and the BertViz columns side by side, the arc diagram below.
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float arc_h = std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f);
+  const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
+  const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
+                     "layer %d, head %d \xC2\xB7 each row is a query, each column a key",
+                     st.layer + 1, st.head + 1);
+  const float pictures_h = row_h - ImGui::GetTextLineHeightWithSpacing();
+  heatmaps[slot].Draw(ctx, renderer,
+                      ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, pictures_h));
+  ImGui::SameLine();
+  arcs[slot].DrawColumns(ctx, ImVec2(columns_w, pictures_h));
+  arcs[slot].DrawArcDiagram(ctx, ImVec2(width, arc_h));
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
+  ImGui::EndChild();
+}
+
+bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
+                      float frame_ms, nlohmann::json* layout, float scale) {
+  bool style_changed = false;
+  wants_screenshot = wants_quit = wants_fullscreen_toggle = false;
+  DrawMenu(app, prefs, style_changed);
+  ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float font = ImGui::GetFontSize();
+  const float status_h = font + 8;
+  const float top = vp->WorkPos.y, height = vp->WorkSize.y - status_h;
+  const float sidebar_w = std::min(font * 17.5f, vp->WorkSize.x * 0.3f);
+
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, top));
+  ImGui::SetNextWindowSize(ImVec2(sidebar_w, height));
+  ImGui::Begin("##controls", nullptr, kPanelFlags & ~ImGuiWindowFlags_NoScrollbar);
+  style_changed |= controls.Draw(app, prefs);
+  if (controls.requested_screenshot) wants_screenshot = true;
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + sidebar_w, top));
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x - sidebar_w, height));
+  ImGui::Begin("##main", nullptr, kPanelFlags);
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float bottom_h = std::clamp(avail.y * 0.29f, font * 9.0f, font * 22.0f);
+  const float slots_h = avail.y - bottom_h - ImGui::GetStyle().ItemSpacing.y;
+  const bool two = app.state.show_second;
+  const float slot_w = two ? (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2 : avail.x;
+  DrawSlot(app, fonts, renderer, 0, ImVec2(slot_w, slots_h), layout, scale);
+  if (two) {
+    ImGui::SameLine();
+    DrawSlot(app, fonts, renderer, 1, ImVec2(slot_w, slots_h), layout, scale);
+  }
+
+  // Formula and meaning shift of the active sentence.
+  int active = two ? app.state.focus.active_slot : 0;
+  const float formula_w = avail.x * 0.72f;
+  ImGui::BeginChild("##formula", ImVec2(formula_w, bottom_h), true,
+                    ImGuiWindowFlags_HorizontalScrollbar);
+  {
+    ViewContext ctx = make_context(app, fonts, active, layout, scale);
+    formula.Draw(ctx);
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
+  {
+    ViewContext ctx = make_context(app, fonts, active, layout, scale);
+    const bool lesson = !ctx.trace || ctx.trace->model.kind == "lesson";
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
+                       lesson ? "Meaning shift" : "Next token", active + 1);
+    meaning.Draw(ctx);
+  }
+  ImGui::EndChild();
+  ImGui::End();
+
+  status.Draw(app, frame_ms, status_h);
+  return style_changed;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,47 @@
+#pragma once
+// Lays the views out: menu bar, controls on the left, the two sentences side by side (each with its
+// text box, tinted sentence, heatmap, BertViz columns and arc diagram), the formula and meaning
+// panels below, the status bar at the bottom.
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+#include "app/app.h"
+#include "app/render/heatmap_renderer.h"
+#include "app/ui/fonts.h"
+#include "app/views/arcs_view.h"
+#include "app/views/controls_panel.h"
+#include "app/views/formula_view.h"
+#include "app/views/heatmap_view.h"
+#include "app/views/meaning_view.h"
+#include "app/views/sentence_view.h"
+#include "app/views/status_bar.h"
+
+namespace attnscope {
+
+struct MainWindow {
+  std::array<HeatmapView, kSlots> heatmaps;
+  std::array<SentenceView, kSlots> sentences;
+  std::array<ArcsView, kSlots> arcs;
+  FormulaView formula;
+  MeaningView meaning;
+  ControlsPanel controls;
+  StatusBar status;
+  int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
+  bool text_box_active[kSlots] = {false, false};
+
+  // Draws everything; `layout` (nullable) collects where cells and labels went. Returns true when
+  // the theme or the font scale changed.
+  bool Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
+            float frame_ms, nlohmann::json* layout, float pixel_scale);
+  bool wants_screenshot = false;  // menu or button asked for one this frame
+  bool wants_quit = false;
+  bool wants_fullscreen_toggle = false;
+
+ private:
+  void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
+                nlohmann::json* layout, float pixel_scale);
+  void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
+};
+
+}  // namespace attnscope

@@ -1,0 +1,75 @@
+#include "app/ui/settings.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace attnscope {
+
+std::filesystem::path settings_path() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg && *xdg) return std::filesystem::path(xdg) / "attnscope" / "settings.json";
+  const char* home = std::getenv("HOME");
+  if (home && *home) return std::filesystem::path(home) / ".config" / "attnscope" / "settings.json";
+  return {};
+}
+
+Settings load_settings(std::string& problem) {
+  Settings s;
+  std::filesystem::path path = settings_path();
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return s;
+  try {
+    std::ifstream in(path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    s.light_theme = j.value("light_theme", s.light_theme);
+    s.font_scale = std::clamp(j.value("font_scale", s.font_scale), 0.5f, 3.0f);
+    s.colormap = j.value("colormap", s.colormap);
+    s.fixed_range = j.value("fixed_range", s.fixed_range);
+    s.window_width = std::clamp(j.value("window_width", s.window_width), 640, 8192);
+    s.window_height = std::clamp(j.value("window_height", s.window_height), 400, 8192);
+    int scale = j.value("screenshot_scale", s.screenshot_scale);
+    s.screenshot_scale = (scale == 2 || scale == 4) ? scale : 1;
+    s.screenshot_folder = j.value("screenshot_folder", s.screenshot_folder);
+  } catch (const std::exception& e) {
+    problem = "ignored " + path.string() + ": " + e.what();
+    return Settings{};
+  }
+  return s;
+}
+
+bool save_settings(const Settings& s, std::string& problem) {
+  std::filesystem::path path = settings_path();
+  if (path.empty()) return true;
+  nlohmann::json j = {{"light_theme", s.light_theme},
+                      {"font_scale", s.font_scale},
+                      {"colormap", s.colormap},
+                      {"fixed_range", s.fixed_range},
+                      {"window_width", s.window_width},
+                      {"window_height", s.window_height},
+                      {"screenshot_scale", s.screenshot_scale},
+                      {"screenshot_folder", s.screenshot_folder}};
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  out << j.dump(2) << '\n';
+  if (!out) {
+    problem = "cannot write " + path.string();
+    return false;
+  }
+  return true;
+}
+
+std::filesystem::path default_screenshot_folder() {
+  std::error_code ec;
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    std::filesystem::path dir = std::filesystem::path(home) / "Pictures" / "attnscope";
+    if (std::filesystem::create_directories(dir, ec) || std::filesystem::is_directory(dir, ec))
+      return dir;
+  }
+  return std::filesystem::current_path(ec);
+}
+
+}  // namespace attnscope

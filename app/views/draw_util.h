@@ -1,0 +1,34 @@
+#pragma once
+// Drawing helpers shared by the views: token labels, rotated text, colormap colors, weight ranges.
+#include <string>
+
+#include <imgui.h>
+
+#include "core/text/token.h"
+#include "core/util/matrix.h"
+
+namespace attnscope {
+
+// A token's text for a label: at most `max_chars` characters (UTF-8 aware, "…" when cut); invalid
+// UTF-8 bytes become U+FFFD; whitespace shown as "␣"-free plain spaces; empty text as "∅".
+std::string token_label(const Token& token, int max_chars = 14);
+
+// Text drawn rotated 90° counter-clockwise (reads bottom to top) with its baseline start at
+// `bottom_left`: the glyphs occupy x in [bottom_left.x, +font size], y in [−width, bottom_left.y].
+void add_text_vertical(ImDrawList* draw_list, ImVec2 bottom_left, ImU32 color, const char* text);
+
+// The colormap color of weight w mapped over [vmin, vmax].
+ImU32 colormap_color(int colormap, float w, float vmin, float vmax, float alpha = 1.0f);
+// Black or white, whichever reads better on top of colormap_color(...).
+ImU32 text_color_on(int colormap, float w, float vmin, float vmax);
+
+struct WeightRange {
+  float vmin = 0.0f, vmax = 1.0f;
+};
+// 0..1 when `fixed`, else 0..max(weights) (1 when all zero): small weights stay distinguishable.
+WeightRange weight_range(const Matrix& weights, bool fixed);
+
+// Rounds to whole screen pixels at the screenshot scale so cells have crisp, testable edges.
+float snap(float v, float pixel_scale);
+
+}  // namespace attnscope

@@ -1,0 +1,25 @@
+#pragma once
+// What a view gets to draw one sentence's trace: the shared state, the slot's trace and weights
+// (attention[layer][head]), the focused token and where to record what it drew (tests).
+#include <nlohmann/json.hpp>
+
+#include "app/app_state.h"
+#include "app/ui/fonts.h"
+#include "core/trace/trace.h"
+
+namespace attnscope {
+
+struct ViewContext {
+  ViewContext(AppState& app_state, const Fonts& view_fonts) : app(app_state), fonts(view_fonts) {}
+  AppState& app;
+  const Fonts& fonts;
+  int slot = 0;
+  const AttentionTrace* trace = nullptr;            // null before the first result
+  std::shared_ptr<const AttentionTrace> trace_ref;  // owns *trace (views may keep it)
+  const Matrix* weights = nullptr;   // [queries x keys] of the chosen layer/head, or null
+  int focus = -1;                    // focused token this frame (-1: none)
+  nlohmann::json* layout = nullptr;  // where to record drawn positions, or null
+  float pixel_scale = 1.0f;          // screenshot pixels per ImGui unit
+};
+
+}  // namespace attnscope
