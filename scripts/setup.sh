@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attnscope needs on Debian 12 (only the packages that are missing), then configures
 # and builds into build/. Used by scripts/open.sh and scripts/test.sh; safe to run again.
+#   --packages-only   install the packages, do not configure or build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,8 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+if [[ "${1:-}" == "--packages-only" ]]; then exit 0; fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${ATTNSCOPE_CMAKE_ARGS:-}
