@@ -10,7 +10,7 @@ PACKAGES=(
   zlib1g-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libcurl4-openssl-dev
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
-  xvfb xauth libgl1-mesa-dri
+  xvfb xauth libgl1-mesa-dri xdotool
   nodejs npm
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then

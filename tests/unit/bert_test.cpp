@@ -14,6 +14,7 @@
 #include "core/model/bert/bert_model.h"
 #include "core/model/bert/bert_network.h"
 #include "core/util/error.h"
+#include "tests/common/golden.h"
 
 namespace attnscope {
 namespace {
@@ -21,25 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 constexpr float kTolerance = 1e-4f;
 
-nlohmann::json golden(const std::string& name) {
-  std::ifstream in(fs::path(ATTNSCOPE_TEST_DATA) / "golden" / (name + ".json"));
-  EXPECT_TRUE(in) << "missing golden file for " << name;
-  return nlohmann::json::parse(in);
-}
-
-Matrix to_matrix(const nlohmann::json& rows) {
-  Matrix m(rows.size(), rows.empty() ? 0 : rows[0].size());
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    for (std::size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j].get<float>();
-  return m;
-}
-
-float max_abs_diff(const Matrix& a, const Matrix& b) {
-  EXPECT_EQ(a.rows(), b.rows());
-  EXPECT_EQ(a.cols(), b.cols());
-  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
-  return (a - b).cwiseAbs().maxCoeff();
-}
+using test::golden;
+using test::max_abs_diff;
+using test::to_matrix;
 
 class BertGoldenTest : public ::testing::TestWithParam<std::string> {};
 

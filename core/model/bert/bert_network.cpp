@@ -101,20 +101,8 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
   const auto t0 = std::chrono::steady_clock::now();
   const int n = static_cast<int>(ids.size());
   const int d = config_.d_model;
-  if (n > config_.positions)
-    throw UsageError("BERT takes at most " + std::to_string(config_.positions) + " tokens, got " +
-                     std::to_string(n));
-  for (int id : ids)
-    if (id < 0 || id >= config_.vocab)
-      throw UsageError("token id " + std::to_string(id) + " is outside the vocabulary (size " +
-                       std::to_string(config_.vocab) + ")");
-
-  AttentionTrace trace;
-  trace.model.kind = "bert";
-  trace.model.layers = config_.layers;
-  trace.model.heads = config_.heads;
-  trace.backend = backend.name();
-  trace.attention.assign(config_.layers, std::vector<Matrix>(config_.heads));
+  check_token_ids(ids, config_.positions, config_.vocab, "BERT");
+  AttentionTrace trace = empty_trace("bert", config_.layers, config_.heads, backend);
   if (n == 0) return trace;
 
   const std::shared_ptr<const BertWeights> w = device_.get(backend, [&](Backend& b) {

@@ -109,4 +109,25 @@ void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
   }
 }
 
+void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
+                     const std::string& model_name) {
+  if (static_cast<int>(ids.size()) > positions)
+    throw UsageError(model_name + " takes at most " + std::to_string(positions) + " tokens, got " +
+                     std::to_string(ids.size()));
+  for (int id : ids)
+    if (id < 0 || id >= vocab)
+      throw UsageError("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                       std::to_string(vocab) + ")");
+}
+
+AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const Backend& backend) {
+  AttentionTrace trace;
+  trace.model.kind = kind;
+  trace.model.layers = layers;
+  trace.model.heads = heads;
+  trace.backend = backend.name();
+  trace.attention.assign(layers, std::vector<Matrix>(heads));
+  return trace;
+}
+
 }  // namespace attnscope

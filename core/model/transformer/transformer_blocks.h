@@ -8,9 +8,11 @@
 // which the CPU backend reads in place; any other backend gets its own copy through to_backend().
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/trace/trace.h"
 #include "core/util/matrix.h"
 
 namespace attnscope {
@@ -83,6 +85,13 @@ struct TransformerWorkspace {
 void self_attention_forward(Backend& backend, const TransformerShape& shape,
                             const TransformerLayerWeights& w, const Tensor& x,
                             TransformerWorkspace& ws, std::vector<Matrix>* head_weights);
+
+// Throws UsageError unless 0 <= id < vocab for every id and ids.size() <= positions.
+void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
+                     const std::string& model_name);
+
+// A trace with the model's layer x head grid of (still empty) attention matrices.
+AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const Backend& backend);
 
 // One transformer layer on the residual stream `x` [n x d], in place.
 void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
