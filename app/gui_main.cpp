@@ -351,8 +351,12 @@ int run_gui(const GuiOptions& options) {
 
     // Headless: wait for the model and the traces, then two more frames (widgets settle on
     // frame 1), then capture. Give up waiting after 40 s and capture what there is.
-    const bool ready = (app.settled() || (!app.state.model && !app.load_progress().busy)) &&
-                       (typing == Typing::kNone || typing == Typing::kDone);
+    // Before the first load starts there is no model and no error yet: that is not "ready" (a
+    // capture then raced the first traces and missed the hover of --hover).
+    const bool load_failed =
+        !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
+    const bool ready =
+        (app.settled() || load_failed) && (typing == Typing::kNone || typing == Typing::kDone);
     frames_ready = ready ? frames_ready + 1 : 0;
     bool finish = false;
     if (headless &&

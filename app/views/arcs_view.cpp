@@ -31,7 +31,8 @@ bool too_many(ViewContext& ctx, ImVec2 size) {
 }
 
 void handle_token_hover(ViewContext& ctx, ImVec2 a, ImVec2 b, int token) {
-  if (ImGui::IsMouseHoveringRect(a, b) && ImGui::IsWindowHovered()) {
+  if (ImGui::IsMouseHoveringRect(a, b) &&
+      ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
     ctx.app.focus.hover(ctx.slot, token);
     if (ImGui::IsMouseClicked(0)) ctx.app.slots[ctx.slot].locked_token = token;
   }

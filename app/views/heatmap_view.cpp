@@ -155,7 +155,9 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   ImGui::SetCursorScreenPos(ImVec2(origin.x, y0));
   ImGui::InvisibleButton("##heatmap",
                          ImVec2(std::max(1.0f, x0 - origin.x + grid_w), std::max(1.0f, grid_h)));
-  if (ImGui::IsItemHovered()) {
+  // Hover works while the sentence box still has the keyboard (the user just typed): an active
+  // text box would otherwise block every other item's hover.
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
     ImVec2 m = ImGui::GetIO().MousePos;
     int i = static_cast<int>((m.y - y0) / cell), j = static_cast<int>((m.x - x0) / cell);
     if (i >= 0 && i < rows) {

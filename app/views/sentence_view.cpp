@@ -43,7 +43,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
     dl->AddRectFilled(a, b, bg, h * 0.2f);
     if (i == ctx.focus) dl->AddRect(a, b, colors.focus, h * 0.2f, 0, std::max(2.0f, h * 0.12f));
     dl->AddText(ImVec2(x + pad_x, y + h * 0.15f), fg, label.c_str());
-    if (ImGui::IsMouseHoveringRect(a, b) && ImGui::IsWindowHovered()) {
+    if (ImGui::IsMouseHoveringRect(a, b) &&
+        ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
       ctx.app.focus.hover(ctx.slot, i);
       if (ImGui::IsMouseClicked(0)) ctx.app.slots[ctx.slot].locked_token = i;
     }
