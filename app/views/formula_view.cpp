@@ -156,14 +156,16 @@ void FormulaView::Draw(ViewContext& ctx) {
                        kFormulaMaxTokens, n);
     return;
   }
-  if (ctx.trace->steps.empty() || ctx.app.layer != 0) {
-    ImGui::TextColored(dim, ctx.trace->steps.empty()
-                                ? "This model does not keep the formula's intermediate steps."
-                                : "The formula steps are kept for layer 1 only.");
+  // steps[layer * heads + head] (core/trace/trace.h)
+  const int heads = std::max(1, ctx.trace->heads());
+  const int layer = std::clamp(ctx.app.layer, 0, std::max(0, ctx.trace->layers() - 1));
+  const int head = std::clamp(ctx.app.head, 0, heads - 1);
+  const size_t index = static_cast<size_t>(layer * heads + head);
+  if (index >= ctx.trace->steps.size()) {
+    ImGui::TextColored(dim, "This model does not keep the formula's intermediate steps.");
     return;
   }
-  const int head = std::min(ctx.app.head, static_cast<int>(ctx.trace->steps.size()) - 1);
-  const HeadSteps& s = ctx.trace->steps[static_cast<size_t>(head)];
+  const HeadSteps& s = ctx.trace->steps[index];
   const int d_k = static_cast<int>(s.k.cols());
   // A model's steps must match its tokens: [n x d] for Q, K, V, output; [n x n] for the rest.
   const bool square = s.scores.rows() == n && s.scores.cols() == n && s.scaled.rows() == n &&
@@ -180,8 +182,8 @@ void FormulaView::Draw(ViewContext& ctx) {
   ImGui::SameLine();
   ImGui::TextColored(dim,
                      "  d\xE2\x82\x96 = %d, \xE2\x88\x9A"
-                     "d\xE2\x82\x96 = %.2f   (sentence %d, head %d)",
-                     d_k, std::sqrt(static_cast<float>(d_k)), ctx.slot + 1, head + 1);
+                     "d\xE2\x82\x96 = %.2f   (sentence %d, layer %d, head %d)",
+                     d_k, std::sqrt(static_cast<float>(d_k)), ctx.slot + 1, layer + 1, head + 1);
 
   struct Step {
     const char* title;

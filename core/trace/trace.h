@@ -25,6 +25,8 @@ struct HeadSteps {
   Matrix q, k, v, scores, scaled, weights, output;
 };
 
+inline constexpr int kStepsMaxTokens = 12;
+
 struct Prediction {
   int id = -1;
   std::string text;
@@ -38,7 +40,9 @@ struct AttentionTrace {
   Tokens tokens;
   // attention[layer][head] is a [queries x keys] matrix; every row sums to 1 (masked entries 0).
   std::vector<std::vector<Matrix>> attention;
-  // Optional: the formula steps for one layer (the lesson model keeps all heads of layer 0).
+  // Optional: the formula steps of every layer and head, steps[layer * heads + head]. The lesson
+  // model always keeps them (one layer); GPT-2 and BERT keep them for inputs of at most
+  // kStepsMaxTokens tokens, the size the formula view can show.
   std::vector<HeadSteps> steps;
   // Optional: top next-token predictions (GPT-2) for the last position.
   std::vector<Prediction> predictions;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -114,6 +115,38 @@ TEST(Gpt2NetworkTest, EmptyInputGivesEmptyHeads) {
   ASSERT_EQ(t.heads(), 4);
   EXPECT_EQ(t.attention[1][3].size(), 0);
   EXPECT_TRUE(t.predictions.empty());
+}
+
+// The formula view's steps (Q, K, Q·Kᵀ, scaled, weights, output) for every layer and head of a
+// short input, consistent with each other and with the attention of the trace.
+TEST(Gpt2NetworkTest, KeepsFormulaStepsForShortInputs) {
+  const auto backend = make_cpu_backend();
+  const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
+  const std::vector<int> ids = {15496, 995, 11, 340, 318};
+  const AttentionTrace t = net.forward_ids(ids, *backend);
+  ASSERT_EQ(t.steps.size(), static_cast<size_t>(t.layers() * t.heads()));
+  for (int l = 0; l < t.layers(); ++l)
+    for (int h = 0; h < t.heads(); ++h) {
+      const HeadSteps& s = t.steps[l * t.heads() + h];
+      const int n = static_cast<int>(ids.size()), dh = static_cast<int>(s.q.cols());
+      ASSERT_EQ(s.q.rows(), n);
+      const Matrix scores = s.q * s.k.transpose();
+      EXPECT_LT(max_abs_diff(s.scores, scores), 1e-5f);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          if (j > i) {
+            EXPECT_TRUE(std::isinf(s.scaled(i, j)) && s.scaled(i, j) < 0);  // causal mask
+          } else {
+            EXPECT_NEAR(s.scaled(i, j), scores(i, j) / std::sqrt(float(dh)), 1e-5f);
+          }
+        }
+      EXPECT_LT(max_abs_diff(s.weights, t.attention[l][h]), 1e-7f);
+      EXPECT_LT(max_abs_diff(s.output, s.weights * s.v), 1e-5f);
+    }
+  // Longer inputs keep no steps (the formula view shows at most kStepsMaxTokens tokens).
+  const AttentionTrace long_trace =
+      net.forward_ids(std::vector<int>(kStepsMaxTokens + 1, 11), *backend);
+  EXPECT_TRUE(long_trace.steps.empty());
 }
 
 TEST(Gpt2NetworkTest, RejectsBadIds) {

@@ -131,7 +131,8 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
   const TransformerShape shape = shape_of(config_);
   TransformerWorkspace ws(backend, shape, n);
   for (int l = 0; l < config_.layers; ++l)
-    transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l]);
+    transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l],
+                              n <= kStepsMaxTokens ? &trace.steps : nullptr);
   if (outputs) outputs->last_hidden = backend.download(x);
 
   trace.compute_ms =

@@ -108,7 +108,8 @@ AttentionTrace Gpt2Network::forward_ids(const std::vector<int>& ids, Backend& ba
   const TransformerShape shape = shape_of(config_);
   TransformerWorkspace ws(backend, shape, n);
   for (int l = 0; l < config_.layers; ++l)
-    transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l]);
+    transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l],
+                              n <= kStepsMaxTokens ? &trace.steps : nullptr);
 
   backend.layer_norm(x, w->ln_f.gamma, w->ln_f.beta, w->ln_f.eps, ws.normed);  // [n x d]
   // The LM head only for the last position: the app shows the next token, and the other n-1 rows

@@ -59,7 +59,8 @@ TransformerWorkspace::TransformerWorkspace(Backend& backend, const TransformerSh
 
 void self_attention_forward(Backend& backend, const TransformerShape& shape,
                             const TransformerLayerWeights& w, const Tensor& x,
-                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights) {
+                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
+                            std::vector<HeadSteps>* head_steps) {
   const int d = shape.d_model;
   const int dh = shape.head_dim();
   linear_forward(backend, x, w.qkv, ws.qkv);  // [n x 3d]
@@ -69,26 +70,44 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
   if (head_weights) head_weights->resize(shape.heads);
   for (int h = 0; h < shape.heads; ++h) {
     // Head h's Q, K, V are column slices of the fused projection: views, no copies.
-    const Tensor q = ws.qkv.cols_view(h * dh, dh);                        // [n x dh]
-    const Tensor k = ws.qkv.cols_view(d + h * dh, dh);                    // [n x dh]
-    const Tensor v = ws.qkv.cols_view(2 * d + h * dh, dh);                // [n x dh]
-    backend.matmul(q, k, /*transpose_b=*/true, ws.scores, score_factor);  // [n x n]
+    const Tensor q = ws.qkv.cols_view(h * dh, dh);          // [n x dh]
+    const Tensor k = ws.qkv.cols_view(d + h * dh, dh);      // [n x dh]
+    const Tensor v = ws.qkv.cols_view(2 * d + h * dh, dh);  // [n x dh]
+    HeadSteps* steps = nullptr;
+    if (head_steps) {
+      // The formula view shows Q·Kᵀ before the scaling, so scale in a separate step here.
+      steps = &head_steps->emplace_back();
+      steps->q = backend.download(q);
+      steps->k = backend.download(k);
+      steps->v = backend.download(v);
+      backend.matmul(q, k, /*transpose_b=*/true, ws.scores);  // [n x n]
+      steps->scores = backend.download(ws.scores);
+      backend.scale(ws.scores, score_factor);
+    } else {
+      backend.matmul(q, k, /*transpose_b=*/true, ws.scores, score_factor);  // [n x n]
+    }
     if (mask.any()) backend.mask_fill(ws.scores, mask);
+    if (steps) steps->scaled = backend.download(ws.scores);
     backend.softmax_rows(ws.scores);
     if (head_weights) (*head_weights)[h] = backend.download(ws.scores);
     Tensor out = ws.context.cols_view(h * dh, dh);  // heads concatenated side by side
     backend.matmul(ws.scores, v, false, out);
+    if (steps) {
+      steps->weights = backend.download(ws.scores);
+      steps->output = backend.download(out);
+    }
   }
   linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]
 }
 
 void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
                                const TransformerLayerWeights& w, Tensor& x,
-                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights) {
+                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
+                               std::vector<HeadSteps>* head_steps) {
   if (shape.norm == NormPlacement::kPre) {
     // GPT-2: x = x + attn(LN1(x)); x = x + mlp(LN2(x))
     backend.layer_norm(x, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps, ws.normed);
-    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights);
+    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights, head_steps);
     backend.add(x, ws.projected);
     backend.layer_norm(x, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, ws.normed);
     linear_forward(backend, ws.normed, w.mlp_up, ws.hidden);
@@ -97,7 +116,7 @@ void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
     backend.add(x, ws.projected);
   } else {
     // BERT: x = LN1(x + attn(x)); x = LN2(x + mlp(x))
-    self_attention_forward(backend, shape, w, x, ws, head_weights);
+    self_attention_forward(backend, shape, w, x, ws, head_weights, head_steps);
     backend.add(ws.projected, x);
     backend.layer_norm(ws.projected, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps,
                        x);

@@ -81,10 +81,13 @@ struct TransformerWorkspace {
 
 // Multi-head self-attention of `x` [n x d] (already normalised when pre-LN) into ws.projected
 // [n x d] (the output projection applied, bias included). Each head's [n x n] weights are
-// downloaded into `head_weights` (resized to `heads`) when it is not null.
+// downloaded into `head_weights` (resized to `heads`) when it is not null, and every step of the
+// formula (Q, K, V, Q·Kᵀ, scaled and masked, weights, output) appended to `head_steps` when that
+// is not null (for the formula view; small inputs only).
 void self_attention_forward(Backend& backend, const TransformerShape& shape,
                             const TransformerLayerWeights& w, const Tensor& x,
-                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights);
+                            TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
+                            std::vector<HeadSteps>* head_steps = nullptr);
 
 // Throws UsageError unless 0 <= id < vocab for every id and ids.size() <= positions.
 void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
@@ -96,7 +99,8 @@ AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const
 // One transformer layer on the residual stream `x` [n x d], in place.
 void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
                                const TransformerLayerWeights& w, Tensor& x,
-                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights);
+                               TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
+                               std::vector<HeadSteps>* head_steps = nullptr);
 
 // The weights of a model copied to a backend once and reused for every forward pass (uploading
 // GPT-2 small is 500 MB). Keyed by the backend's address: the app keeps one backend per kind alive
