@@ -10,6 +10,18 @@
 namespace attnscope {
 
 namespace {
+
+// A matrix entry as the formula shows it: 3 significant digits or so, and ±∞ for masked scores.
+void format_entry(float v, char (&buf)[16]) {
+  if (std::isinf(v))
+    std::snprintf(buf, sizeof buf, "%s", v < 0 ? "\xE2\x88\x92\xE2\x88\x9E" : "\xE2\x88\x9E");
+  else
+    std::snprintf(buf, sizeof buf,
+                  std::fabs(v) >= 99.5f   ? "%.0f"
+                  : std::fabs(v) >= 9.95f ? "%.1f"
+                                          : "%.2f",
+                  v);
+}
 // One titled matrix as a grid of numbers; returns its width. Row `focus` is highlighted; entries
 // that are −inf (masked) show as "−∞".
 float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& m,
@@ -44,15 +56,7 @@ float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& 
                   i == ctx.focus ? colors.focus : colors.text_dim, labels[i].c_str());
     for (int j = 0; j < cols; ++j) {
       char buf[16];
-      float v = m(i, j);
-      if (std::isinf(v))
-        std::snprintf(buf, sizeof buf, "%s", v < 0 ? "\xE2\x88\x92\xE2\x88\x9E" : "\xE2\x88\x9E");
-      else
-        std::snprintf(buf, sizeof buf,
-                      std::fabs(v) >= 99.5f   ? "%.0f"
-                      : std::fabs(v) >= 9.95f ? "%.1f"
-                                              : "%.2f",
-                      v);
+      format_entry(m(i, j), buf);
       ImVec2 ts = ImGui::CalcTextSize(buf);
       dl->AddText(ImVec2(x0 + j * cell_w + cell_w - ts.x - font * 0.25f, y + (row_h - font) / 2),
                   colors.text, buf);
@@ -111,15 +115,7 @@ float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s,
     dl->AddText(ImVec2(at.x, y + (row_h - font) / 2), colors.text, names[r]);
     for (int j = 0; j < n; ++j) {
       char buf[16];
-      float v = (*rows[r])(i, j);
-      if (std::isinf(v))
-        std::snprintf(buf, sizeof buf, "%s", v < 0 ? "\xE2\x88\x92\xE2\x88\x9E" : "\xE2\x88\x9E");
-      else
-        std::snprintf(buf, sizeof buf,
-                      std::fabs(v) >= 99.5f   ? "%.0f"
-                      : std::fabs(v) >= 9.95f ? "%.1f"
-                                              : "%.2f",
-                      v);
+      format_entry((*rows[r])(i, j), buf);
       ImVec2 ts = ImGui::CalcTextSize(buf);
       dl->AddText(ImVec2(x0 + j * cell_w + cell_w - ts.x - font * 0.3f, y + (row_h - font) / 2),
                   colors.text, buf);

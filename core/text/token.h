@@ -18,4 +18,12 @@ struct Token {
 
 using Tokens = std::vector<Token>;
 
+// The vocabulary ids of `tokens`, in order: what a network's forward pass takes.
+inline std::vector<int> token_ids(const Tokens& tokens) {
+  std::vector<int> ids;
+  ids.reserve(tokens.size());
+  for (const Token& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
 }  // namespace attnscope

@@ -94,25 +94,9 @@ TEST(BertNetworkTest, RejectsBadIds) {
   EXPECT_NO_THROW(net.forward_ids(std::vector<int>(64, 1000), *backend));
 }
 
-// A copy of the fixture folder whose config.json is edited, to provoke loader errors.
-class BertBrokenFolderTest : public ::testing::Test {
+class BertBrokenFolderTest : public test::BrokenFolderTest<BertNetwork> {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnscope_bert_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-    fs::copy_file(fs::path(ATTNSCOPE_FIXTURES) / "bert-tiny-uncased-bf16" / "model.safetensors",
-                  dir_ / "model.safetensors");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string load_error(const nlohmann::json& config) {
-    std::ofstream(dir_ / "config.json") << config.dump();
-    try {
-      BertNetwork::load(dir_);
-    } catch (const ModelError& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
+  BertBrokenFolderTest() : BrokenFolderTest("bert-tiny-uncased-bf16", "bert") {}
   nlohmann::json config() const {
     return {{"num_hidden_layers", 2},
             {"num_attention_heads", 4},
@@ -120,7 +104,6 @@ class BertBrokenFolderTest : public ::testing::Test {
             {"intermediate_size", 64},
             {"max_position_embeddings", 64}};
   }
-  fs::path dir_;
 };
 
 TEST_F(BertBrokenFolderTest, GoodConfigLoads) {

@@ -158,29 +158,12 @@ TEST(Gpt2NetworkTest, RejectsBadIds) {
   EXPECT_NO_THROW(net.forward_ids(std::vector<int>(64, 1), *backend));  // exactly n_positions
 }
 
-// A copy of the fixture folder whose config.json is edited, to provoke loader errors.
-class Gpt2BrokenFolderTest : public ::testing::Test {
+class Gpt2BrokenFolderTest : public test::BrokenFolderTest<Gpt2Network> {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnscope_gpt2_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-    fs::copy_file(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32" / "model.safetensors",
-                  dir_ / "model.safetensors");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string load_error(const nlohmann::json& config) {
-    std::ofstream(dir_ / "config.json") << config.dump();
-    try {
-      Gpt2Network::load(dir_);
-    } catch (const ModelError& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
+  Gpt2BrokenFolderTest() : BrokenFolderTest("gpt2-tiny-f32", "gpt2") {}
   nlohmann::json config() const {
     return {{"n_layer", 2}, {"n_head", 4}, {"n_embd", 32}, {"n_positions", 64}};
   }
-  fs::path dir_;
 };
 
 TEST_F(Gpt2BrokenFolderTest, GoodConfigLoads) {

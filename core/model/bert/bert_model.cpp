@@ -77,10 +77,7 @@ class BertModel final : public Model {
       truncated_at = words.empty() ? 0 : words.back().end;
     }
     Tokens tokens = with_specials(std::move(words));
-    std::vector<int> ids;
-    ids.reserve(tokens.size());
-    for (const Token& t : tokens) ids.push_back(t.id);
-    AttentionTrace trace = network_.forward_ids(ids, backend);
+    AttentionTrace trace = network_.forward_ids(token_ids(tokens), backend);
     trace.model = info();
     trace.text = text;
     trace.tokens = std::move(tokens);

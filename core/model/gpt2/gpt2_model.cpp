@@ -54,10 +54,7 @@ class Gpt2Model final : public Model {
       tokens.resize(network_.config().positions);  // GPT-2 has no position beyond n_positions
       truncated_at = tokens.back().end;
     }
-    std::vector<int> ids;
-    ids.reserve(tokens.size());
-    for (const Token& t : tokens) ids.push_back(t.id);
-    AttentionTrace trace = network_.forward_ids(ids, backend);
+    AttentionTrace trace = network_.forward_ids(token_ids(tokens), backend);
     trace.model = info();
     trace.text = text;
     trace.tokens = std::move(tokens);
