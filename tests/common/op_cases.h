@@ -101,6 +101,29 @@ inline std::vector<OpCase> backend_op_cases() {
                        return be.download(x);
                      }});
   }
+  for (bool tw : {false, true}) {
+    cases.push_back({std::string("linear with the backend's prepared weight") + (tw ? ", W^T" : ""),
+                     1e-4, 1e-4, [tw](Backend& be) {
+                       Tensor x = be.upload(randn(13, 96, 26));
+                       Tensor w = be.upload(tw ? randn(50, 96, 27) : randn(96, 50, 27));
+                       const auto prepared = be.prepare_weight(w, tw);
+                       Tensor y = be.alloc(13, 50);
+                       be.linear(x, w, tw, prepared.get(), be.upload(randn(1, 50, 28)), y);
+                       return be.download(y);
+                     }});
+  }
+  cases.push_back({"self_attention_heads, causal: context and every head's weights", 1e-5, 1e-4,
+                   [](Backend& be) {
+                     Tensor qkv = be.upload(randn(20, 3 * 24, 29, 2.0f));
+                     Tensor context = be.alloc(20, 24);
+                     AttentionMask m;
+                     m.causal = true;
+                     std::vector<Matrix> w;
+                     be.self_attention_heads(qkv, 4, 0.4f, m, context, &w);
+                     Matrix out(20, 24 + 4 * 20);
+                     out << be.download(context), w[0], w[1], w[2], w[3];
+                     return out;
+                   }});
   cases.push_back({"copy between views", 0, 0, [](Backend& be) {
                      Tensor src = be.upload(randn(6, 8, 25));
                      Tensor dst = be.alloc(6, 12);

@@ -10,6 +10,7 @@
 
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "core/backend/cpu/packed_gemm.h"
 #include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
 
@@ -30,12 +31,51 @@ void require(bool ok, const char* what) {
   if (!ok) throw BackendError(std::string("cpu backend: ") + what);
 }
 
+// Masked entries of a [queries x keys] matrix become -inf.
+void mask_in_place(Map& X, const AttentionMask& mask) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int rows = static_cast<int>(X.rows()), cols = static_cast<int>(X.cols());
+  for (int i = 0; i < rows; ++i) {
+    if (mask.causal && i + 1 < cols) X.row(i).tail(cols - i - 1).setConstant(ninf);
+    if (mask.mask_self && i < cols) X(i, i) = ninf;
+  }
+  if (!mask.key_padding.empty())
+    for (int j = 0; j < cols; ++j)
+      if (mask.key_padding[j]) X.col(j).setConstant(ninf);
+}
+
+// Stable softmax of every row; a row that is entirely -inf becomes zeros.
+void softmax_in_place(Map& X) {
+  for (int i = 0; i < X.rows(); ++i) {
+    auto row = X.row(i);
+    const float mx = row.maxCoeff();
+    if (!std::isfinite(mx)) {  // every entry masked (-inf): no key to attend to
+      row.setZero();
+      continue;
+    }
+    // Masked keys must get exactly 0, but Eigen's vectorised exp may clamp its argument and give
+    // a denormal (~1e-39) for -inf. So every value below the smallest normal float becomes 0: the
+    // masked keys, and keys more than 87 below the row's maximum, whose weight underflows anyway.
+    row = (row.array() - mx).exp();
+    row = (row.array() < std::numeric_limits<float>::min()).select(0.0f, row.array());
+    row /= row.sum();
+  }
+}
+
+struct CpuPreparedWeight final : PreparedWeight {
+  explicit CpuPreparedWeight(const Tensor& w, bool transpose, GemmIsa isa)
+      : packed(w.data, w.rows, w.cols, w.stride, transpose, isa) {}
+  PackedWeight packed;
+};
+
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
   std::string description() const override {
     const int threads = work_sharing_threads();
-    return "CPU (Eigen, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
+    const std::vector<GemmIsa> isas = packed_gemm_isas();
+    return "CPU (" + (isas.empty() ? std::string("Eigen") : to_string(isas.front()) + " + Eigen") +
+           ", " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
   }
 
   Tensor alloc(int rows, int cols) override {
@@ -59,6 +99,29 @@ class CpuBackend final : public Backend {
   void copy(const Tensor& src, Tensor& dst) override {
     require(src.rows == dst.rows && src.cols == dst.cols, "copy: shapes differ");
     map(dst) = map(src);
+  }
+
+  // Weights are repacked for the vector kernel of packed_gemm.h when this build has one.
+  std::shared_ptr<const PreparedWeight> prepare_weight(const Tensor& w, bool transpose_w) override {
+    const std::vector<GemmIsa> isas = packed_gemm_isas();
+    if (isas.empty()) return nullptr;
+    return std::make_shared<CpuPreparedWeight>(w, transpose_w, isas.front());
+  }
+
+  void linear(const Tensor& x, const Tensor& w, bool transpose_w, const PreparedWeight* prepared,
+              const Tensor& bias, Tensor& y) override {
+    const int in = transpose_w ? w.cols : w.rows, out = transpose_w ? w.rows : w.cols;
+    require(x.cols == in && y.rows == x.rows && y.cols == out && bias.rows == 1 && bias.cols == out,
+            "linear: shapes differ");
+    const auto* packed = dynamic_cast<const CpuPreparedWeight*>(prepared);
+    if (!packed) {
+      matmul(x, w, transpose_w, y, 1.0f, 0.0f);
+      add_bias(y, bias);
+      return;
+    }
+    require(packed->packed.k() == in && packed->packed.n() == out,
+            "linear: the prepared weight belongs to another matrix");
+    packed_gemm(x.data, x.rows, x.stride, packed->packed, bias.data, y.data, y.stride);
   }
 
   // C [n x m] = alpha · A [n x k] · op(B) + beta · C
@@ -112,35 +175,45 @@ class CpuBackend final : public Backend {
   void mask_fill(Tensor& x, const AttentionMask& mask) override {
     require(mask.key_padding.empty() || static_cast<int>(mask.key_padding.size()) == x.cols,
             "mask_fill: key padding length differs from the number of keys");
-    const float ninf = -std::numeric_limits<float>::infinity();
     auto X = map(x);
-    for (int i = 0; i < x.rows; ++i)
-      for (int j = 0; j < x.cols; ++j)
-        if ((mask.causal && j > i) || (mask.mask_self && j == i) ||
-            (!mask.key_padding.empty() && mask.key_padding[j]))
-          X(i, j) = ninf;
+    mask_in_place(X, mask);
   }
 
   void softmax_rows(Tensor& x) override {
     auto X = map(x);
-    std::vector<int> masked;
-    for (int i = 0; i < x.rows; ++i) {
-      auto row = X.row(i);
-      const float mx = row.maxCoeff();
-      if (!std::isfinite(mx)) {  // every entry masked (-inf): no key to attend to
-        row.setZero();
-        continue;
-      }
-      // Eigen's vectorised exp clamps its argument, so exp(-inf) is a denormal (~1e-39), not 0:
-      // note the masked keys first, take the (vectorised) exp, then give them exactly 0. (A
-      // select() around exp() fell back to scalar expf: 3x slower.)
-      const float ninf = -std::numeric_limits<float>::infinity();
-      masked.clear();
-      for (int j = 0; j < x.cols; ++j)
-        if (row(j) == ninf) masked.push_back(j);
-      row = (row.array() - mx).exp();
-      for (int j : masked) row(j) = 0.0f;
-      row /= row.sum();
+    softmax_in_place(X);
+  }
+
+  // The heads side by side on the cores, each in its own scores matrix (the weights are computed
+  // right where the trace keeps them, so nothing is copied out afterwards).
+  void self_attention_heads(const Tensor& qkv, int heads, float score_factor,
+                            const AttentionMask& mask, Tensor& context,
+                            std::vector<Matrix>* weights) override {
+    const int n = qkv.rows, d = context.cols;
+    require(heads > 0 && d % heads == 0 && qkv.cols == 3 * d && context.rows == n,
+            "self_attention_heads: shapes differ");
+    require(mask.key_padding.empty() || static_cast<int>(mask.key_padding.size()) == n,
+            "self_attention_heads: key padding length differs from the number of keys");
+    const int dh = d / heads;
+    if (weights) weights->resize(heads);
+    auto head = [&](int h) {
+      Matrix local;
+      Matrix& s = weights ? (*weights)[h] : local;
+      s.resize(n, n);
+      const Tensor q = qkv.cols_view(h * dh, dh), k = qkv.cols_view(d + h * dh, dh),
+                   v = qkv.cols_view(2 * d + h * dh, dh);
+      s.noalias() = score_factor * (map(q) * map(k).transpose());
+      Map S(s.data(), n, n, Eigen::OuterStride<>(n));
+      if (mask.any()) mask_in_place(S, mask);
+      softmax_in_place(S);
+      Tensor out = context.cols_view(h * dh, dh);
+      map(out).noalias() = s * map(v);
+    };
+    // Worth handing to the other cores only when there is work (~4·n²·d flops in all).
+    if (4.0 * n * n * static_cast<double>(d) < 2e6) {
+      for (int h = 0; h < heads; ++h) head(h);
+    } else {
+      share_work(heads, head);
     }
   }
 
@@ -162,12 +235,25 @@ class CpuBackend final : public Backend {
   void gelu(Tensor& x, Gelu kind) override {
     // Whole-array expressions so Eigen vectorises tanh/erf: the scalar std:: calls cost GPT-2 small
     // ~50 ms per forward at 64 tokens (12 layers x 64 x 3072 values), more than its attention.
-    auto X = map(x).array();
-    if (kind == Gelu::kErf) {
-      X = 0.5f * X * (1.0f + (X * 0.70710678118654752f).erf());
+    // Row blocks on the cores when large (GPT-2 small's MLP at 64 tokens: 196,608 values).
+    constexpr int kValuesPerBlock = 1 << 15;
+    const int rows_per_block = std::max(1, kValuesPerBlock / std::max(1, x.cols));
+    const int blocks = (x.rows + rows_per_block - 1) / rows_per_block;
+    auto block = [&](int b) {
+      const int r0 = b * rows_per_block;
+      Tensor part = x.rows_view(r0, std::min(rows_per_block, x.rows - r0));
+      auto X = map(part).array();
+      if (kind == Gelu::kErf) {
+        X = 0.5f * X * (1.0f + (X * 0.70710678118654752f).erf());
+      } else {
+        const float c = 0.79788456080286536f;  // sqrt(2/pi)
+        X = 0.5f * X * (1.0f + (c * (X + 0.044715f * X.cube())).tanh());
+      }
+    };
+    if (blocks <= 1) {
+      if (blocks == 1) block(0);
     } else {
-      const float c = 0.79788456080286536f;  // sqrt(2/pi)
-      X = 0.5f * X * (1.0f + (c * (X + 0.044715f * X.cube())).tanh());
+      share_work(blocks, block);
     }
   }
 };

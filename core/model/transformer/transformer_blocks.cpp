@@ -30,7 +30,10 @@ Tensor to_backend(Backend& backend, const Tensor& host) {
 }
 
 LinearWeights to_backend(Backend& backend, const LinearWeights& host) {
-  return {to_backend(backend, host.weight), to_backend(backend, host.bias), host.out_by_in};
+  LinearWeights w{to_backend(backend, host.weight), to_backend(backend, host.bias), host.out_by_in,
+                  nullptr};
+  w.prepared = backend.prepare_weight(w.weight, w.out_by_in);
+  return w;
 }
 
 LayerNormWeights to_backend(Backend& backend, const LayerNormWeights& host) {
@@ -45,8 +48,7 @@ TransformerLayerWeights to_backend(Backend& backend, const TransformerLayerWeigh
 
 void linear_forward(Backend& backend, const Tensor& x, const LinearWeights& w, Tensor& y) {
   // x [n x in] · W -> y [n x out]; BERT's [out x in] weights are used as Wᵀ by the matmul itself.
-  backend.matmul(x, w.weight, w.out_by_in, y);
-  backend.add_bias(y, w.bias);
+  backend.linear(x, w.weight, w.out_by_in, w.prepared.get(), w.bias, y);
 }
 
 TransformerWorkspace::TransformerWorkspace(Backend& backend, const TransformerShape& shape, int n)
@@ -67,35 +69,34 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
   AttentionMask mask;
   mask.causal = shape.causal;
   const float score_factor = 1.0f / std::sqrt(static_cast<float>(dh));
+  if (!head_steps) {  // the usual case: every head at once, as the backend likes it
+    backend.self_attention_heads(ws.qkv, shape.heads, score_factor, mask, ws.context, head_weights);
+    linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]
+    return;
+  }
+  // The formula view's inputs (small n): head by head, each step kept.
   if (head_weights) head_weights->resize(shape.heads);
   for (int h = 0; h < shape.heads; ++h) {
     // Head h's Q, K, V are column slices of the fused projection: views, no copies.
     const Tensor q = ws.qkv.cols_view(h * dh, dh);          // [n x dh]
     const Tensor k = ws.qkv.cols_view(d + h * dh, dh);      // [n x dh]
     const Tensor v = ws.qkv.cols_view(2 * d + h * dh, dh);  // [n x dh]
-    HeadSteps* steps = nullptr;
-    if (head_steps) {
-      // The formula view shows Q·Kᵀ before the scaling, so scale in a separate step here.
-      steps = &head_steps->emplace_back();
-      steps->q = backend.download(q);
-      steps->k = backend.download(k);
-      steps->v = backend.download(v);
-      backend.matmul(q, k, /*transpose_b=*/true, ws.scores);  // [n x n]
-      steps->scores = backend.download(ws.scores);
-      backend.scale(ws.scores, score_factor);
-    } else {
-      backend.matmul(q, k, /*transpose_b=*/true, ws.scores, score_factor);  // [n x n]
-    }
+    // The formula view shows Q·Kᵀ before the scaling, so scale in a separate step here.
+    HeadSteps& steps = head_steps->emplace_back();
+    steps.q = backend.download(q);
+    steps.k = backend.download(k);
+    steps.v = backend.download(v);
+    backend.matmul(q, k, /*transpose_b=*/true, ws.scores);  // [n x n]
+    steps.scores = backend.download(ws.scores);
+    backend.scale(ws.scores, score_factor);
     if (mask.any()) backend.mask_fill(ws.scores, mask);
-    if (steps) steps->scaled = backend.download(ws.scores);
+    steps.scaled = backend.download(ws.scores);
     backend.softmax_rows(ws.scores);
     if (head_weights) (*head_weights)[h] = backend.download(ws.scores);
     Tensor out = ws.context.cols_view(h * dh, dh);  // heads concatenated side by side
     backend.matmul(ws.scores, v, false, out);
-    if (steps) {
-      steps->weights = backend.download(ws.scores);
-      steps->output = backend.download(out);
-    }
+    steps.weights = backend.download(ws.scores);
+    steps.output = backend.download(out);
   }
   linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]
 }

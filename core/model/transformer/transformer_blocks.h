@@ -30,6 +30,9 @@ struct LinearWeights {
   Tensor weight;
   Tensor bias;  // [1 x out]
   bool out_by_in = false;
+  // The backend's own form of `weight` (to_backend makes it; nullptr on the host and when the
+  // backend keeps none).
+  std::shared_ptr<const PreparedWeight> prepared = nullptr;
   int in_features() const { return out_by_in ? weight.cols : weight.rows; }
   int out_features() const { return out_by_in ? weight.rows : weight.cols; }
 };
