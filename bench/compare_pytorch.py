@@ -5,8 +5,10 @@
 
 attnscope: build/bin/transformer_bench (every layer's and head's attention kept, LM head for the
 last position only, as the app needs). PyTorch: tools/reference/hf_reference.py's GPT2Model (written
-after Hugging Face's; attentions returned, LM head over every position as GPT2LMHeadModel does),
-float32, torch.no_grad, random weights. Medians of the repetitions; ratio = attnscope / PyTorch.
+after Hugging Face's), float32, torch.no_grad, random weights, doing the same work: attentions
+returned, LM head for the last position only. (GPT2LMHeadModel's LM head over every position would
+add up to n x 77 MFLOP to PyTorch's side alone; the "all-position head" column shows that variant
+for reference.) Medians of the repetitions; ratio = attnscope / PyTorch (same work).
 Uses Debian's python3-torch; OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the timing run
 (TOOLCHAIN.md). PyTorch runs in a child process so OpenBLAS's choice of kernels can be shown (its
 start-up line "Core: ..."): on some virtual machines OpenBLAS does not recognise the processor and
@@ -57,18 +59,20 @@ def pytorch_medians(repetitions):
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)
-    medians = {}
+    medians, all_head = {}, {}
     with torch.no_grad():
         for n in SIZES:
             ids = torch.tensor([[(i * 7919) % 50257 for i in range(n)]])
-            model(ids)  # warm-up
-            times = []
-            for _ in range(repetitions):
-                t0 = time.perf_counter()
-                hidden, logits, attentions = model(ids)
-                times.append((time.perf_counter() - t0) * 1e3)
-            medians[n] = statistics.median(times)
-    return {"medians": medians, "version": torch.__version__, "threads": torch.get_num_threads()}
+            for last_only, into in ((True, medians), (False, all_head)):
+                model(ids, last_logits_only=last_only)  # warm-up
+                times = []
+                for _ in range(repetitions):
+                    t0 = time.perf_counter()
+                    hidden, logits, attentions = model(ids, last_logits_only=last_only)
+                    times.append((time.perf_counter() - t0) * 1e3)
+                into[n] = statistics.median(times)
+    return {"medians": medians, "all_head": all_head, "version": torch.__version__,
+            "threads": torch.get_num_threads()}
 
 
 def pytorch_in_child(repetitions, coretype):
@@ -81,7 +85,8 @@ def pytorch_in_child(repetitions, coretype):
     core = next((l.split(":", 1)[1].strip() for l in run.stderr.splitlines() if l.startswith("Core:")),
                 "unknown")
     result = json.loads(run.stdout)
-    result["medians"] = {int(k): v for k, v in result["medians"].items()}
+    for key in ("medians", "all_head"):
+        result[key] = {int(k): v for k, v in result[key].items()}
     result["core"] = core
     return result
 
@@ -107,10 +112,12 @@ def main():
     print(f"  attnscope: {label}")
     print(f"  PyTorch {torch_run['version']}: {torch_run['threads']} intra-op threads, "
           f"OpenBLAS kernels '{torch_run['core']}'")
-    print(f"{'tokens':>8} {'attnscope ms':>14} {'PyTorch ms':>12} {'ratio':>7}")
+    print(f"{'tokens':>8} {'attnscope ms':>14} {'PyTorch ms':>12} {'ratio':>7} "
+          f"{'PyTorch, all-position head ms':>31}")
     for n in SIZES:
         if n in ours:
-            print(f"{n:>8} {ours[n]:>14.1f} {theirs[n]:>12.1f} {ours[n] / theirs[n]:>7.2f}")
+            print(f"{n:>8} {ours[n]:>14.1f} {theirs[n]:>12.1f} {ours[n] / theirs[n]:>7.2f} "
+                  f"{torch_run['all_head'][n]:>31.1f}")
     if "keystroke" in ours:
         ms, tokens = ours["keystroke"]
         print(f"keystroke -> trace (tokenize + forward, {tokens} tokens): {ms:.1f} ms")

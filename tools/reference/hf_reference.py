@@ -132,9 +132,11 @@ class GPT2Model(nn.Module):
                                for _ in range(cfg["n_layer"]))
         self.ln_f = nn.LayerNorm(d, eps=cfg["layer_norm_epsilon"])
 
-    def forward(self, ids):
+    def forward(self, ids, last_logits_only=False):
         """ids [b, n] -> (final hidden [b, n, d], logits of every position [b, n, V] as
-        GPT2LMHeadModel computes them with the head tied to wte, attentions per layer [b, h, n, n])."""
+        GPT2LMHeadModel computes them with the head tied to wte, attentions per layer [b, h, n, n]).
+        With last_logits_only, logits for the last position only ([b, 1, V]): what attnscope
+        computes (it shows the next token), for benchmarks of the same work."""
         pos = torch.arange(ids.size(-1)).unsqueeze(0)
         x = self.wte(ids) + self.wpe(pos)
         attentions = []
@@ -142,7 +144,7 @@ class GPT2Model(nn.Module):
             x, w = block(x)
             attentions.append(w)
         x = self.ln_f(x)
-        return x, F.linear(x, self.wte.weight), attentions
+        return x, F.linear(x[:, -1:] if last_logits_only else x, self.wte.weight), attentions
 
 
 # ---- BERT (after transformers.models.bert.modeling_bert) -----------------------------------------
