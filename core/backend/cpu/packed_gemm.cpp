@@ -233,7 +233,8 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
       data_(nullptr, free_floats) {
   const int nr = panel_width_;
   data_.reset(alloc_floats(static_cast<std::size_t>(panels()) * k_ * nr));
-  for (int p = 0; p < panels(); ++p) {
+  // Once per weight matrix (GPT-2 small: 340 MB in ~0.25 s on one core), on every core.
+  auto pack = [&](int p) {
     float* dst = data_.get() + static_cast<std::size_t>(p) * k_ * nr;
     const int col0 = p * nr, valid = std::min(nr, n_ - col0);
     for (int kk = 0; kk < k_; ++kk) {
@@ -246,6 +247,11 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
       }
       std::fill(out + valid, out + nr, 0.0f);
     }
+  };
+  if (static_cast<double>(k_) * n_ < 1e5) {
+    for (int p = 0; p < panels(); ++p) pack(p);
+  } else {
+    share_work(panels(), pack);
   }
 }
 
