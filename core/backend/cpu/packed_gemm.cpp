@@ -51,8 +51,6 @@ constexpr int panel_width() {
   return Isa::kVecs * Isa::kWidth;
 }
 
-constexpr int kFloatsPerLine = 16;  // a 64-byte cache line
-
 int panel_width_of(GemmIsa isa) {
   switch (isa) {
 #if defined(__AVX512F__)
@@ -67,6 +65,10 @@ int panel_width_of(GemmIsa isa) {
       throw BackendError("packed GEMM: " + to_string(isa) + " is not built into this program");
   }
 }
+
+#if defined(__AVX2__) && defined(__FMA__)  // the kernel and its drivers need the intrinsics
+
+constexpr int kFloatsPerLine = 16;  // a 64-byte cache line
 
 // A share of the next panel to bring into L2 while this one is computed: `lines` cache lines from
 // `start`, spread evenly over the steps of k. The weights come from memory (GPT-2 small's are
@@ -196,6 +198,8 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
     share_work(items, run);
 }
 
+#endif  // __AVX2__ && __FMA__
+
 void free_floats(float* p) {
   std::free(p);
 }
@@ -268,6 +272,7 @@ void packed_gemm(const float* a, int m, int lda, const PackedWeight& w, const fl
       return gemm<Avx2>(a, m, lda, w, bias, c, ldc);
 #endif
     default:
+      (void)a, (void)lda, (void)bias, (void)c, (void)ldc;
       throw BackendError("packed GEMM: " + to_string(w.isa()) + " is not built into this program");
   }
 }
