@@ -114,11 +114,7 @@ class CpuBackend final : public Backend {
     require(x.cols == in && y.rows == x.rows && y.cols == out && bias.rows == 1 && bias.cols == out,
             "linear: shapes differ");
     const auto* packed = dynamic_cast<const CpuPreparedWeight*>(prepared);
-    if (!packed) {
-      matmul(x, w, transpose_w, y, 1.0f, 0.0f);
-      add_bias(y, bias);
-      return;
-    }
+    if (!packed) return Backend::linear(x, w, transpose_w, prepared, bias, y);  // Eigen
     require(packed->packed.k() == in && packed->packed.n() == out,
             "linear: the prepared weight belongs to another matrix");
     packed_gemm(x.data, x.rows, x.stride, packed->packed, bias.data, y.data, y.stride);

@@ -54,7 +54,6 @@ void linear_forward(Backend& backend, const Tensor& x, const LinearWeights& w, T
 TransformerWorkspace::TransformerWorkspace(Backend& backend, const TransformerShape& shape, int n)
     : normed(backend.alloc(n, shape.d_model)),
       qkv(backend.alloc(n, 3 * shape.d_model)),
-      scores(backend.alloc(n, n)),
       context(backend.alloc(n, shape.d_model)),
       projected(backend.alloc(n, shape.d_model)),
       hidden(backend.alloc(n, shape.d_ff)) {}
@@ -76,6 +75,7 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
   }
   // The formula view's inputs (small n): head by head, each step kept.
   if (head_weights) head_weights->resize(shape.heads);
+  Tensor scores = backend.alloc(x.rows, x.rows);  // [n x n], one head at a time
   for (int h = 0; h < shape.heads; ++h) {
     // Head h's Q, K, V are column slices of the fused projection: views, no copies.
     const Tensor q = ws.qkv.cols_view(h * dh, dh);          // [n x dh]
@@ -86,16 +86,16 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
     steps.q = backend.download(q);
     steps.k = backend.download(k);
     steps.v = backend.download(v);
-    backend.matmul(q, k, /*transpose_b=*/true, ws.scores);  // [n x n]
-    steps.scores = backend.download(ws.scores);
-    backend.scale(ws.scores, score_factor);
-    if (mask.any()) backend.mask_fill(ws.scores, mask);
-    steps.scaled = backend.download(ws.scores);
-    backend.softmax_rows(ws.scores);
-    if (head_weights) (*head_weights)[h] = backend.download(ws.scores);
+    backend.matmul(q, k, /*transpose_b=*/true, scores);  // [n x n]
+    steps.scores = backend.download(scores);
+    backend.scale(scores, score_factor);
+    if (mask.any()) backend.mask_fill(scores, mask);
+    steps.scaled = backend.download(scores);
+    backend.softmax_rows(scores);
+    if (head_weights) (*head_weights)[h] = backend.download(scores);
     Tensor out = ws.context.cols_view(h * dh, dh);  // heads concatenated side by side
-    backend.matmul(ws.scores, v, false, out);
-    steps.weights = backend.download(ws.scores);
+    backend.matmul(scores, v, false, out);
+    steps.weights = backend.download(scores);
     steps.output = backend.download(out);
   }
   linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]

@@ -75,7 +75,6 @@ void linear_forward(Backend& backend, const Tensor& x, const LinearWeights& w, T
 struct TransformerWorkspace {
   Tensor normed;     // [n x d]
   Tensor qkv;        // [n x 3d]
-  Tensor scores;     // [n x n], one head at a time
   Tensor context;    // [n x d], every head's output side by side
   Tensor projected;  // [n x d]
   Tensor hidden;     // [n x d_ff]
