@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
 #include "core/backend/cpu/cpu_backend.h"
 #include "tests/common/reference.h"
 
@@ -29,6 +34,18 @@ MatrixD reference_linear(const Matrix& x, const Matrix& w, bool transposed, cons
       y(i, j) = s;
     }
   return y;
+}
+
+// What each kernel must meet against the double product, as tolerance_ratio's (abs, rel): the float
+// kernels round each sum like any float product; AMX bf16x3 (packed_gemm.h) drops terms of about
+// 2^-16 of each |a·b|, which for these random sums of up to 3072 terms stays below 2e-3 + 2e-5·|y|
+// (measured: up to 1e-3 at k = 3072). A dropped hi·lo or lo·hi term would leave errors of 2^-9 of
+// each product, ~0.05 here, far outside.
+struct Tolerance {
+  double abs, rel;
+};
+Tolerance tolerance_for(GemmIsa isa) {
+  return isa == GemmIsa::kAmxBf16x3 ? Tolerance{2e-3, 2e-5} : Tolerance{1e-4, 1e-5};
 }
 
 TEST(PackedGemmTest, ThisBuildHasAKernelWhereTheCompilerTargetsAvx2) {
@@ -70,7 +87,8 @@ TEST(PackedGemmTest, MatchesDoubleProductOnEdgeShapes) {
           packed_gemm(x.data(), s.m, s.k, packed, with_bias ? b.data() : nullptr, c.data(),
                       s.n + 3);
           const MatrixD want = reference_linear(x, w, transposed, with_bias ? &b : nullptr);
-          EXPECT_LE(tolerance_ratio(c.leftCols(s.n), want, 1e-4, 1e-5), 1.0);
+          const Tolerance tol = tolerance_for(isa);
+          EXPECT_LE(tolerance_ratio(c.leftCols(s.n), want, tol.abs, tol.rel), 1.0);
           EXPECT_TRUE((c.rightCols(3).array() == 7.0f).all());
         }
       }
@@ -88,9 +106,10 @@ TEST(PackedGemmTest, ReadsStridedOperandsInPlace) {
     const PackedWeight packed(w_wide.data() + 20, 30, 50, 90, false, isa);
     Matrix c = Matrix::Zero(19, 70);
     packed_gemm(x_wide.data() + 3, 19, 40, packed, bias.data(), c.data() + 10, 70);
-    EXPECT_LE(
-        tolerance_ratio(c.middleCols(10, 50), reference_linear(x, w, false, &bias), 1e-4, 1e-5),
-        1.0);
+    const Tolerance tol = tolerance_for(isa);
+    EXPECT_LE(tolerance_ratio(c.middleCols(10, 50), reference_linear(x, w, false, &bias), tol.abs,
+                              tol.rel),
+              1.0);
     EXPECT_TRUE((c.leftCols(10).array() == 0.0f).all());
     EXPECT_TRUE((c.rightCols(10).array() == 0.0f).all());
   }
@@ -100,10 +119,67 @@ TEST(PackedGemmTest, ReadsStridedOperandsInPlace) {
 TEST(PackedGemmTest, SharedBetweenCoresEqualsDoubleProduct) {
   if (packed_gemm_isas().empty()) GTEST_SKIP() << "no vector kernel in this build";
   const Matrix x = randn(40, 768, 41), w = randn(768, 3072, 42), b = randn(1, 3072, 43);
-  const PackedWeight packed(w.data(), 768, 3072, 3072, false, packed_gemm_isas().front());
-  Matrix c(40, 3072);
-  packed_gemm(x.data(), 40, 768, packed, b.data(), c.data(), 3072);
-  EXPECT_LE(tolerance_ratio(c, reference_linear(x, w, false, &b), 1e-4, 1e-5), 1.0);
+  const MatrixD want = reference_linear(x, w, false, &b);
+  for (GemmIsa isa : packed_gemm_isas()) {
+    SCOPED_TRACE(to_string(isa));
+    const PackedWeight packed(w.data(), 768, 3072, 3072, false, isa);
+    Matrix c(40, 3072);
+    packed_gemm(x.data(), 40, 768, packed, b.data(), c.data(), 3072);
+    const Tolerance tol = tolerance_for(isa);
+    EXPECT_LE(tolerance_ratio(c, want, tol.abs, tol.rel), 1.0);
+  }
+}
+
+// bf16x3 keeps ~16 significant bits of each operand where one bfloat16 keeps 8: its error must be a
+// small fraction of a plain bfloat16 product's (computed here with its own rounding), and within a
+// small multiple of a float product's.
+float round_to_bf16(float x) {  // nearest even, 8 significant bits (no NaN or overflow here)
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(x), &e);  // x = m·2^e, 0.5 <= |m| < 1
+  return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8));
+}
+
+TEST(PackedGemmTest, AmxSplitIsFarCloserThanOneBfloat16AndNearFloat) {
+  const std::vector<GemmIsa> isas = packed_gemm_isas();
+  if (std::find(isas.begin(), isas.end(), GemmIsa::kAmxBf16x3) == isas.end())
+    GTEST_SKIP() << "no AMX on this processor or system";
+  const int m = 64, k = 768, n = 256;
+  const Matrix x = randn(m, k, 71), w = randn(k, n, 72);
+  const MatrixD want = reference_linear(x, w, false, nullptr);
+  const Matrix x16 = x.unaryExpr(&round_to_bf16), w16 = w.unaryExpr(&round_to_bf16);
+  auto rms_error = [&](const auto& got) {
+    return std::sqrt((got.template cast<double>() - want).squaredNorm() / (m * n));
+  };
+  const double bf16_error = rms_error(reference_linear(x16, w16, false, nullptr));
+  std::map<GemmIsa, double> error;
+  for (GemmIsa isa : {GemmIsa::kAmxBf16x3, isas.back()}) {
+    const PackedWeight packed(w.data(), k, n, n, false, isa);
+    Matrix c(m, n);
+    packed_gemm(x.data(), m, k, packed, nullptr, c.data(), n);
+    error[isa] = rms_error(c);
+  }
+  const double amx = error[GemmIsa::kAmxBf16x3], fp32 = error[isas.back()];
+  RecordProperty("rms_error_bf16", std::to_string(bf16_error));
+  RecordProperty("rms_error_amx_bf16x3", std::to_string(amx));
+  RecordProperty("rms_error_float", std::to_string(fp32));
+  EXPECT_GT(bf16_error, 0.01);  // the contrast is real: ~2^-9 of each product, summed
+  EXPECT_LT(amx, bf16_error / 50);
+  EXPECT_LT(amx, 20 * fp32);
+}
+
+// ATTNSCOPE_CPU_GEMM=fp32 keeps the CPU backend on float arithmetic.
+TEST(PackedGemmTest, EnvironmentChoosesFloatKernel) {
+  if (packed_gemm_isas().empty()) GTEST_SKIP() << "no vector kernel in this build";
+  ::setenv("ATTNSCOPE_CPU_GEMM", "fp32", 1);
+  const auto be = make_cpu_backend();
+  ::unsetenv("ATTNSCOPE_CPU_GEMM");
+  EXPECT_EQ(be->description().find("AMX"), std::string::npos) << be->description();
+  const Matrix x = randn(33, 768, 81), w = randn(768, 100, 82), b = randn(1, 100, 83);
+  const Tensor tw = be->upload(w);
+  const auto prepared = be->prepare_weight(tw, false);
+  Tensor y = be->alloc(33, 100);
+  be->linear(be->upload(x), tw, false, prepared.get(), be->upload(b), y);
+  EXPECT_LE(tolerance_ratio(be->download(y), reference_linear(x, w, false, &b), 1e-4, 1e-5), 1.0);
 }
 
 TEST(PackedGemmTest, BackendLinearWithAndWithoutPreparedWeightAgree) {
@@ -119,7 +195,9 @@ TEST(PackedGemmTest, BackendLinearWithAndWithoutPreparedWeightAgree) {
     be->linear(be->upload(x), tw, transposed, prepared.get(), be->upload(b), y1);
     be->linear(be->upload(x), tw, transposed, nullptr, be->upload(b), y2);
     const MatrixD want = reference_linear(x, w, transposed, &b);
-    EXPECT_LE(tolerance_ratio(be->download(y1), want, 1e-4, 1e-5), 1.0);
+    const Tolerance tol =
+        tolerance_for(packed_gemm_isas().empty() ? GemmIsa::kAvx2 : packed_gemm_isas().front());
+    EXPECT_LE(tolerance_ratio(be->download(y1), want, tol.abs, tol.rel), 1.0);
     EXPECT_LE(tolerance_ratio(be->download(y2), want, 1e-4, 1e-5), 1.0);
   }
 }

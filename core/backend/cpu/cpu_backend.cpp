@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <unsupported/Eigen/SpecialFunctions>
@@ -68,14 +71,29 @@ struct CpuPreparedWeight final : PreparedWeight {
   PackedWeight packed;
 };
 
+// The kernel for the linear layers: the fastest this build and processor have, except that
+// ATTNSCOPE_CPU_GEMM=fp32 keeps to float arithmetic (no AMX bf16x3, packed_gemm.h), for results
+// that must match a float computation as closely as possible.
+std::optional<GemmIsa> chosen_gemm_isa() {
+  const char* env = std::getenv("ATTNSCOPE_CPU_GEMM");
+  const bool float_only = env && std::string(env) == "fp32";
+  for (GemmIsa isa : packed_gemm_isas())
+    if (!float_only || isa != GemmIsa::kAmxBf16x3) return isa;
+  return std::nullopt;
+}
+
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
   std::string description() const override {
     const int threads = work_sharing_threads();
-    const std::vector<GemmIsa> isas = packed_gemm_isas();
-    return "CPU (" + (isas.empty() ? std::string("Eigen") : to_string(isas.front()) + " + Eigen") +
-           ", " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
+    std::string kernels = "Eigen";
+    if (isa_ == GemmIsa::kAmxBf16x3)
+      kernels = "AMX bf16x3 + AVX-512 + Eigen";
+    else if (isa_)
+      kernels = to_string(*isa_) + " + Eigen";
+    return "CPU (" + kernels + ", " + std::to_string(threads) + " thread" +
+           (threads == 1 ? "" : "s") + ")";
   }
 
   Tensor alloc(int rows, int cols) override {
@@ -103,9 +121,8 @@ class CpuBackend final : public Backend {
 
   // Weights are repacked for the vector kernel of packed_gemm.h when this build has one.
   std::shared_ptr<const PreparedWeight> prepare_weight(const Tensor& w, bool transpose_w) override {
-    const std::vector<GemmIsa> isas = packed_gemm_isas();
-    if (isas.empty()) return nullptr;
-    return std::make_shared<CpuPreparedWeight>(w, transpose_w, isas.front());
+    if (!isa_) return nullptr;
+    return std::make_shared<CpuPreparedWeight>(w, transpose_w, *isa_);
   }
 
   void linear(const Tensor& x, const Tensor& w, bool transpose_w, const PreparedWeight* prepared,
@@ -252,6 +269,9 @@ class CpuBackend final : public Backend {
       share_work(blocks, block);
     }
   }
+
+ private:
+  const std::optional<GemmIsa> isa_ = chosen_gemm_isa();
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <utility>
 
@@ -13,6 +14,12 @@
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+#endif
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512F__)
+#define ATTNSCOPE_AMX 1
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace attnscope {
@@ -51,8 +58,34 @@ constexpr int panel_width() {
   return Isa::kVecs * Isa::kWidth;
 }
 
+#if defined(ATTNSCOPE_AMX)
+// AMX needs the system's permission to use the tiles' 8 KB of state, asked for once per process
+// (Linux 5.16 and later); without it the first tile instruction would kill the program.
+bool amx_permitted() {
+  static const bool permitted = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;  // CPUID.(7,0):EDX
+    if ((d & kAmxBf16) == 0 || (d & kAmxTile) == 0) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return permitted;
+}
+
+#endif
+
+constexpr int kAmxPanel = 32;  // two 16-column tiles
+constexpr int kAmxK = 32;      // k per tile: 16 rows of bfloat16 pairs
+
 int panel_width_of(GemmIsa isa) {
   switch (isa) {
+#if defined(ATTNSCOPE_AMX)
+    case GemmIsa::kAmxBf16x3:
+      if (!amx_permitted())  // a tile instruction would stop the program
+        throw BackendError("packed GEMM: this processor or system does not allow AMX");
+      return kAmxPanel;
+#endif
 #if defined(__AVX512F__)
     case GemmIsa::kAvx512:
       return panel_width<Avx512>();
@@ -198,23 +231,247 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
     share_work(items, run);
 }
 
+#if defined(ATTNSCOPE_AMX)
+
+// x -> (hi, lo), both bfloat16 rounded to nearest even: hi = bf16(x), lo = bf16(x - hi) (x - hi is
+// exact in float); NaN stays NaN. 16 floats at a time, for the weights (once) and the activations.
+__m512i to_bf16_bits(__m512 x) {  // bfloat16 in the high halves, low halves zero
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
+  return _mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+}
+void split_16(__m512 x, std::uint16_t* hi, std::uint16_t* lo) {
+  const __m512i h = to_bf16_bits(x);
+  const __m512i l = to_bf16_bits(_mm512_sub_ps(x, _mm512_castsi512_ps(h)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi),
+                      _mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo),
+                      _mm512_cvtepi32_epi16(_mm512_srli_epi32(l, 16)));
+}
+
+constexpr int kTileElems = 16 * kAmxK;  // bfloat16 per tile: 16 rows of 64 bytes
+
+// A [m x k] as tiles: for each block of 16 rows and each block of 32 of k, a hi tile then a lo
+// tile (16 rows x 32 bfloat16; rows past m and k past the end are zero). Blocks [b0, b1).
+void pack_a_rows(const float* a, int m, int lda, int k, int k_blocks, std::uint16_t* out, int b0,
+                 int b1) {
+  for (int rb = b0; rb < b1; ++rb) {
+    for (int r = 0; r < 16; ++r) {
+      const int row = rb * 16 + r;
+      const float* src = a + static_cast<std::ptrdiff_t>(row) * lda;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        std::uint16_t* hi =
+            out + (static_cast<std::size_t>(rb) * k_blocks + kb) * 2 * kTileElems + r * kAmxK;
+        std::uint16_t* lo = hi + kTileElems;
+        for (int half = 0; half < 2; ++half) {
+          const int k0 = kb * kAmxK + half * 16;
+          const int valid = row < m ? std::clamp(k - k0, 0, 16) : 0;
+          const __m512 x = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1u),
+                                                 src + (valid > 0 ? k0 : 0));
+          split_16(x, hi + half * 16, lo + half * 16);
+        }
+      }
+    }
+  }
+}
+
+struct TileConfig {
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+// All eight tiles 16 rows x 64 bytes (16 floats, or 16 pairs of bfloat16, per row).
+void configure_tiles() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.bytes_per_row[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+}
+
+// c [16·R x 32] = A rows (R = 1 or 2 blocks of 16, laid out as pack_a_rows does) · one panel, of
+// `k_blocks` blocks of k. Per block of k: hi·hi, lo·hi, hi·lo, into the same float accumulators.
+// `c` is 16·R rows of 32 floats (a scratch block, not C itself). Tiles (configure_tiles):
+//   R = 2: C in 0-3 (2 x 2), A in 4-5, W in 6-7; 10 tile loads per 12 products.
+//   R = 1: C in 0-1, A hi in 4, A lo in 5, W hi in 6-7, W lo in 2-3; 6 loads per 6 products.
+template <int R>
+void amx_block(const std::uint16_t* a0, const std::uint16_t* a1, const std::uint16_t* w,
+               int k_blocks, float* c, Prefetch prefetch) {
+  constexpr int kStride = 32 * sizeof(float);
+  _tile_zero(0);
+  _tile_zero(1);
+  if constexpr (R == 2) {
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  const char* line = reinterpret_cast<const char*>(prefetch.start);
+  int due = 0;
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    for (due += prefetch.lines; due >= k_blocks; due -= k_blocks, line += 64)
+      _mm_prefetch(line, _MM_HINT_T1);
+    const std::uint16_t* ah0 = a0 + static_cast<std::size_t>(kb) * 2 * kTileElems;
+    const std::uint16_t* wk = w + static_cast<std::size_t>(kb) * 4 * kTileElems;
+    if constexpr (R == 2) {
+      const std::uint16_t* ah1 = a1 + static_cast<std::size_t>(kb) * 2 * kTileElems;
+      _tile_loadd(4, ah0, 64);
+      _tile_loadd(5, ah1, 64);
+      _tile_loadd(6, wk, 64);
+      _tile_loadd(7, wk + kTileElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+      _tile_loadd(4, ah0 + kTileElems, 64);  // lo of A
+      _tile_loadd(5, ah1 + kTileElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+      _tile_loadd(4, ah0, 64);
+      _tile_loadd(5, ah1, 64);
+      _tile_loadd(6, wk + 2 * kTileElems, 64);  // lo of W
+      _tile_loadd(7, wk + 3 * kTileElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    } else {
+      (void)a1;
+      _tile_loadd(4, ah0, 64);
+      _tile_loadd(5, ah0 + kTileElems, 64);
+      _tile_loadd(6, wk, 64);
+      _tile_loadd(7, wk + kTileElems, 64);
+      _tile_loadd(2, wk + 2 * kTileElems, 64);
+      _tile_loadd(3, wk + 3 * kTileElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(0, 5, 6);
+      _tile_dpbf16ps(1, 5, 7);
+      _tile_dpbf16ps(0, 4, 2);
+      _tile_dpbf16ps(1, 4, 3);
+    }
+  }
+  _tile_stored(0, c, kStride);
+  _tile_stored(1, c + 16, kStride);
+  if constexpr (R == 2) {
+    _tile_stored(2, c + 16 * 32, kStride);
+    _tile_stored(3, c + 16 * 32 + 16, kStride);
+  }
+}
+
+// The activations as tiles, for the products on this thread (reused: no allocation per product).
+std::uint16_t* a_tiles(std::size_t elems) {
+  thread_local std::unique_ptr<std::uint16_t[], void (*)(std::uint16_t*)> buf(
+      nullptr, [](std::uint16_t* p) { std::free(p); });
+  thread_local std::size_t capacity = 0;
+  if (elems > capacity) {
+    const std::size_t bytes = (elems * sizeof(std::uint16_t) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, bytes);
+    if (!p) throw std::bad_alloc();
+    buf.reset(static_cast<std::uint16_t*>(p));
+    capacity = elems;
+  }
+  return buf.get();
+}
+
+void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float* bias, float* c,
+              int ldc) {
+  const int k_blocks = (w.k() + kAmxK - 1) / kAmxK;
+  const int row_blocks = (m + 15) / 16;
+  const std::size_t block_elems = static_cast<std::size_t>(k_blocks) * 2 * kTileElems;
+  std::uint16_t* tiles = a_tiles(row_blocks * block_elems);
+  if (static_cast<double>(m) * w.k() < 2e5) {
+    pack_a_rows(a, m, lda, w.k(), k_blocks, tiles, 0, row_blocks);
+  } else {
+    share_work(row_blocks,
+               [&](int rb) { pack_a_rows(a, m, lda, w.k(), k_blocks, tiles, rb, rb + 1); });
+  }
+  // Work items as in gemm<Isa>: (row chunk, panel group); the kernel takes 32 rows (a "pair" of
+  // 16-row blocks; the last may be a single block).
+  constexpr int kPairsPerChunk = 2;  // 64 rows
+  const int pairs = (row_blocks + 1) / 2;
+  const int row_chunks = (pairs + kPairsPerChunk - 1) / kPairsPerChunk;
+  const int panels = w.panels();
+  const double flops = 2.0 * m * w.k() * static_cast<double>(w.n());
+  const int threads = work_sharing_threads();
+  int groups = 1;
+  if (threads > 1 && flops > 2e6)
+    groups = std::clamp(static_cast<int>(4 * threads / row_chunks), 1,
+                        std::max(1, static_cast<int>(flops / row_chunks / 4e6)));
+  groups = std::min(groups, panels);
+  const int per_group = (panels + groups - 1) / groups;
+  const long panel_lines = static_cast<long>(k_blocks) * 4 * kTileElems * 2 / 64;
+  auto run = [&](int item) {
+    const int rc = item / groups, g = item % groups;
+    const int q0 = rc * kPairsPerChunk, q1 = std::min(pairs, q0 + kPairsPerChunk);
+    const int p0 = g * per_group, p1 = std::min(panels, p0 + per_group);
+    if (p0 >= p1) return;
+    configure_tiles();
+    alignas(64) float out[32 * 32];
+    for (int p = p0; p < p1; ++p) {
+      const int col = p * kAmxPanel, cols = std::min(kAmxPanel, w.n() - col);
+      const std::uint16_t* next = p + 1 < p1 ? w.bf16_panel(p + 1) : nullptr;
+      for (int q = q0; q < q1; ++q) {
+        Prefetch pf;  // the next panel, spread over this one's row pairs, as in gemm_block
+        if (next) {
+          const long first = panel_lines * (q - q0) / (q1 - q0);
+          const long last = panel_lines * (q - q0 + 1) / (q1 - q0);
+          pf = {reinterpret_cast<const float*>(next) + first * kFloatsPerLine,
+                static_cast<int>(last - first)};
+        }
+        const std::uint16_t* a0 = tiles + 2 * q * block_elems;
+        if (2 * q + 1 < row_blocks)
+          amx_block<2>(a0, a0 + block_elems, w.bf16_panel(p), k_blocks, out, pf);
+        else
+          amx_block<1>(a0, nullptr, w.bf16_panel(p), k_blocks, out, pf);
+        const int rows = std::min(32, m - q * 32);
+        for (int i = 0; i < rows; ++i) {
+          float* dst = c + static_cast<std::ptrdiff_t>(q * 32 + i) * ldc + col;
+          const float* src = out + i * 32;
+          if (bias) {
+            for (int j = 0; j < cols; ++j) dst[j] = src[j] + bias[col + j];
+          } else {
+            std::copy(src, src + cols, dst);
+          }
+        }
+      }
+    }
+    _tile_release();
+  };
+  const int items = row_chunks * groups;
+  if (items == 1)
+    run(0);
+  else
+    share_work(items, run);
+}
+
+#endif  // ATTNSCOPE_AMX
+
 #endif  // __AVX2__ && __FMA__
 
-void free_floats(float* p) {
+void free_bytes(unsigned char* p) {
   std::free(p);
 }
 
-float* alloc_floats(std::size_t count) {
-  const std::size_t bytes = (std::max<std::size_t>(count, 1) * sizeof(float) + 63) / 64 * 64;
+unsigned char* alloc_bytes(std::size_t count) {
+  const std::size_t bytes = (std::max<std::size_t>(count, 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes);
   if (!p) throw std::bad_alloc();
-  return static_cast<float*>(p);
+  return static_cast<unsigned char*>(p);
 }
 
 }  // namespace
 
 std::vector<GemmIsa> packed_gemm_isas() {
   std::vector<GemmIsa> isas;
+#if defined(ATTNSCOPE_AMX)
+  if (amx_permitted()) isas.push_back(GemmIsa::kAmxBf16x3);
+#endif
 #if defined(__AVX512F__)
   isas.push_back(GemmIsa::kAvx512);
 #endif
@@ -225,7 +482,15 @@ std::vector<GemmIsa> packed_gemm_isas() {
 }
 
 std::string to_string(GemmIsa isa) {
-  return isa == GemmIsa::kAvx512 ? "AVX-512" : "AVX2";
+  switch (isa) {
+    case GemmIsa::kAmxBf16x3:
+      return "AMX bf16x3";
+    case GemmIsa::kAvx512:
+      return "AVX-512";
+    case GemmIsa::kAvx2:
+      break;
+  }
+  return "AVX2";
 }
 
 PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool transposed,
@@ -234,24 +499,66 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
       n_(transposed ? rows : cols),
       isa_(isa),
       panel_width_(panel_width_of(isa)),
-      data_(nullptr, free_floats) {
+      data_(nullptr, free_bytes) {
   const int nr = panel_width_;
-  data_.reset(alloc_floats(static_cast<std::size_t>(panels()) * k_ * nr));
-  // Once per weight matrix (GPT-2 small: 340 MB in ~0.25 s on one core), on every core.
-  auto pack = [&](int p) {
-    float* dst = data_.get() + static_cast<std::size_t>(p) * k_ * nr;
-    const int col0 = p * nr, valid = std::min(nr, n_ - col0);
-    for (int kk = 0; kk < k_; ++kk) {
-      float* out = dst + static_cast<std::size_t>(kk) * nr;
-      if (transposed) {
-        for (int j = 0; j < valid; ++j)
-          out[j] = w[static_cast<std::size_t>(col0 + j) * stride + kk];
-      } else {
-        std::memcpy(out, w + static_cast<std::size_t>(kk) * stride + col0, valid * sizeof(float));
-      }
-      std::fill(out + valid, out + nr, 0.0f);
-    }
+  auto at = [&](int kk, int col) {  // W(kk, col)
+    return transposed ? w[static_cast<std::size_t>(col) * stride + kk]
+                      : w[static_cast<std::size_t>(kk) * stride + col];
   };
+  std::function<void(int)> pack;
+  if (isa == GemmIsa::kAmxBf16x3) {
+#if defined(ATTNSCOPE_AMX)
+    const int k_blocks = (k_ + kAmxK - 1) / kAmxK;
+    panel_bytes_ = static_cast<std::size_t>(k_blocks) * 4 * kTileElems * sizeof(std::uint16_t);
+    pack = [&, k_blocks](int p) {
+      std::uint16_t* dst = reinterpret_cast<std::uint16_t*>(data_.get() + p * panel_bytes_);
+      const int col0 = p * kAmxPanel, valid = std::min(kAmxPanel, n_ - col0);
+      alignas(64) float block[kAmxK][kAmxPanel];  // W's 32 x 32 block, zero outside W
+      alignas(64) std::uint16_t hi[kAmxK][kAmxPanel], lo[kAmxK][kAmxPanel];
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const int k0 = kb * kAmxK, rows = std::min(kAmxK, k_ - k0);
+        std::fill(&block[0][0], &block[0][0] + kAmxK * kAmxPanel, 0.0f);
+        if (transposed) {  // W's column j is row col0 + j of Wᵀ: read it front to back
+          for (int j = 0; j < valid; ++j)
+            for (int kk = 0; kk < rows; ++kk) block[kk][j] = at(k0 + kk, col0 + j);
+        } else {
+          for (int kk = 0; kk < rows; ++kk)
+            std::memcpy(block[kk], w + static_cast<std::size_t>(k0 + kk) * stride + col0,
+                        valid * sizeof(float));
+        }
+        for (int kk = 0; kk < kAmxK; ++kk)
+          for (int half = 0; half < 2; ++half)
+            split_16(_mm512_load_ps(&block[kk][half * 16]), &hi[kk][half * 16], &lo[kk][half * 16]);
+        // Tile (hi or lo, columns 0-15 or 16-31): row kk / 2, column j % 16, pair element kk % 2.
+        std::uint16_t* tiles = dst + static_cast<std::size_t>(kb) * 4 * kTileElems;
+        for (int kk = 0; kk < kAmxK; ++kk) {
+          for (int j = 0; j < kAmxPanel; ++j) {
+            const std::size_t offset = (kk / 2) * kAmxK + (j % 16) * 2 + kk % 2;
+            tiles[(j / 16) * kTileElems + offset] = hi[kk][j];
+            tiles[(2 + j / 16) * kTileElems + offset] = lo[kk][j];
+          }
+        }
+      }
+    };
+#endif
+  } else {
+    panel_bytes_ = static_cast<std::size_t>(k_) * nr * sizeof(float);
+    pack = [&](int p) {
+      float* dst = reinterpret_cast<float*>(data_.get() + p * panel_bytes_);
+      const int col0 = p * nr, valid = std::min(nr, n_ - col0);
+      for (int kk = 0; kk < k_; ++kk) {
+        float* out = dst + static_cast<std::size_t>(kk) * nr;
+        if (transposed) {
+          for (int j = 0; j < valid; ++j) out[j] = at(kk, col0 + j);
+        } else {
+          std::memcpy(out, w + static_cast<std::size_t>(kk) * stride + col0, valid * sizeof(float));
+        }
+        std::fill(out + valid, out + nr, 0.0f);
+      }
+    };
+  }
+  data_.reset(alloc_bytes(panel_bytes_ * panels()));
+  // Once per weight matrix (GPT-2 small: 340 MB in ~0.25 s on one core), on every core.
   if (static_cast<double>(k_) * n_ < 1e5) {
     for (int p = 0; p < panels(); ++p) pack(p);
   } else {
@@ -263,6 +570,10 @@ void packed_gemm(const float* a, int m, int lda, const PackedWeight& w, const fl
                  int ldc) {
   if (m <= 0 || w.n() <= 0) return;
   switch (w.isa()) {
+#if defined(ATTNSCOPE_AMX)
+    case GemmIsa::kAmxBf16x3:
+      return gemm_amx(a, m, lda, w, bias, c, ldc);
+#endif
 #if defined(__AVX512F__)
     case GemmIsa::kAvx512:
       return gemm<Avx512>(a, m, lda, w, bias, c, ldc);

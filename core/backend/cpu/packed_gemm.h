@@ -9,21 +9,35 @@
 // written once over a small "instruction set" type and built for AVX-512 and for AVX2+FMA, as far
 // as the compiler flags (CMakeLists.txt: the build machine's processor) allow. Without AVX2 nothing
 // is packed and the CPU backend keeps using Eigen.
+//
+// On processors with AMX (Intel Xeon 4th generation and later) there is a third kernel, on the
+// matrix tiles: they multiply bfloat16 (8 significant bits) about 16 times faster per core than
+// AVX-512 multiplies floats. To keep float accuracy every float x is split in two bfloat16,
+// x = hi + lo + r with |r| <= 2^-17 |x|, and a·b is computed as hi·hi + hi·lo + lo·hi with float
+// accumulation ("bf16x3"; Henry, Tang & Heinecke, "Leveraging the bfloat16 artificial intelligence
+// datatype for higher-precision computations", ARITH 2019). Each product is then exact to about
+// 3·2^-17 of itself, and a sum over k of them lands within a few times a float sum's own rounding
+// (tests/unit/packed_gemm_test.cpp measures both).
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace attnscope {
 
-enum class GemmIsa { kAvx512, kAvx2 };
+enum class GemmIsa { kAmxBf16x3, kAvx512, kAvx2 };
 
-// The vector kernels this build has, widest first (empty: none).
+// The kernels this build has and this processor and system allow (AMX needs the kernel's
+// permission, asked for once), fastest first (empty: none).
 std::vector<GemmIsa> packed_gemm_isas();
 std::string to_string(GemmIsa isa);
 
-// W [k x n] repacked into ceil(n / NR) panels of [k x NR] floats each (the last one padded with
-// zeros), in 64-byte-aligned memory.
+// W [k x n] repacked into ceil(n / NR) column panels (the last one padded with zeros), in
+// 64-byte-aligned memory. AVX-512/AVX2: a panel is [k x NR] floats, row after row. AMX: NR = 32
+// and k is padded to a multiple of 32; for each block of 32 rows of k a panel holds four 16 x 32
+// bfloat16 tiles in the pair-interleaved layout the tiles multiply: hi of columns 0-15, hi of
+// 16-31, lo of 0-15, lo of 16-31.
 class PackedWeight {
  public:
   // `w` is [k x n] with `stride` floats between rows; with `transposed`, `w` holds Wᵀ: [n x k].
@@ -34,16 +48,23 @@ class PackedWeight {
   int n() const { return n_; }
   GemmIsa isa() const { return isa_; }
   int panel_width() const { return panel_width_; }
-  const float* panel(int p) const {
-    return data_.get() + static_cast<std::size_t>(p) * k_ * panel_width_;
-  }
   int panels() const { return (n_ + panel_width_ - 1) / panel_width_; }
+  // Panel p for the float kernels, and for AMX.
+  const float* panel(int p) const {
+    return reinterpret_cast<const float*>(data_.get() + static_cast<std::size_t>(p) * panel_bytes_);
+  }
+  const std::uint16_t* bf16_panel(int p) const {
+    return reinterpret_cast<const std::uint16_t*>(data_.get() +
+                                                  static_cast<std::size_t>(p) * panel_bytes_);
+  }
+  std::size_t bytes() const { return panel_bytes_ * panels(); }
 
  private:
   int k_ = 0, n_ = 0;
   GemmIsa isa_;
   int panel_width_ = 0;
-  std::unique_ptr<float[], void (*)(float*)> data_;
+  std::size_t panel_bytes_ = 0;
+  std::unique_ptr<unsigned char[], void (*)(unsigned char*)> data_;
 };
 
 // C [m x n] = A [m x k] · W + bias (bias: n floats or nullptr). A's and C's rows are `lda` and
