@@ -4,7 +4,8 @@
     bench/compare_pytorch.py [--build build] [--repetitions 7]
 
 attnscope: build/bin/transformer_bench (every layer's and head's attention kept, LM head for the
-last position only, as the app needs). PyTorch: tools/reference/hf_reference.py's GPT2Model (written
+last position only, as the app needs); where the default kernel is AMX bf16x3, the float kernel
+(ATTNSCOPE_CPU_GEMM=fp32) is shown beside it. PyTorch: tools/reference/hf_reference.py's GPT2Model (written
 after Hugging Face's), float32, torch.no_grad, random weights, doing the same work: attentions
 returned, LM head for the last position only. (GPT2LMHeadModel's LM head over every position would
 add up to n x 77 MFLOP to PyTorch's side alone; the "all-position head" column shows that variant
@@ -42,6 +43,8 @@ def attnscope_medians(build, repetitions):
         if name.startswith("BM_Gpt2SmallForward/"):
             medians[int(name.split("/")[1])] = ms
             label = b.get("label", label)
+        elif name.startswith("BM_Gpt2SmallForwardFloatKernel/"):
+            medians[("float", int(name.split("/")[1]))] = ms
         elif name.startswith("BM_Gpt2SmallKeystrokeToTrace"):
             medians["keystroke"] = (ms, int(b.get("tokens", 0)))
     return medians, label
@@ -112,12 +115,20 @@ def main():
     print(f"  attnscope: {label}")
     print(f"  PyTorch {torch_run['version']}: {torch_run['threads']} intra-op threads, "
           f"OpenBLAS kernels '{torch_run['core']}'")
+    floats = any(isinstance(k, tuple) for k in ours)
+    extra = f" {'float-kernel ms':>16} {'ratio':>7}" if floats else ""
     print(f"{'tokens':>8} {'attnscope ms':>14} {'PyTorch ms':>12} {'ratio':>7} "
-          f"{'PyTorch, all-position head ms':>31}")
+          f"{'PyTorch, all-position head ms':>31}{extra}")
     for n in SIZES:
         if n in ours:
-            print(f"{n:>8} {ours[n]:>14.1f} {theirs[n]:>12.1f} {ours[n] / theirs[n]:>7.2f} "
-                  f"{torch_run['all_head'][n]:>31.1f}")
+            line = (f"{n:>8} {ours[n]:>14.1f} {theirs[n]:>12.1f} {ours[n] / theirs[n]:>7.2f} "
+                    f"{torch_run['all_head'][n]:>31.1f}")
+            if ("float", n) in ours:
+                f = ours[("float", n)]
+                line += f" {f:>16.1f} {f / theirs[n]:>7.2f}"
+            print(line)
+    if floats:
+        print("  float-kernel: attnscope with ATTNSCOPE_CPU_GEMM=fp32 (no AMX bf16x3), same run")
     if "keystroke" in ours:
         ms, tokens = ours["keystroke"]
         print(f"keystroke -> trace (tokenize + forward, {tokens} tokens): {ms:.1f} ms")

@@ -6,10 +6,12 @@
 // bench/compare_pytorch.py runs this and PyTorch side by side.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cpu/packed_gemm.h"
 #include "core/model/gpt2/gpt2_network.h"
 #include "core/text/bpe_tokenizer.h"
 
@@ -24,8 +26,8 @@ Tensor random_tensor(std::mt19937& rng, int rows, int cols, float std_dev, float
   return host_tensor(std::move(m));
 }
 
-const Gpt2Network& gpt2_small() {
-  static const Gpt2Network net = [] {
+Gpt2Network make_gpt2_small() {
+  return [] {
     Gpt2Config c;  // defaults are GPT-2 small
     std::mt19937 rng(42);
     const int d = c.d_model;
@@ -53,6 +55,10 @@ const Gpt2Network& gpt2_small() {
     w.ln_f = ln();
     return Gpt2Network(c, std::move(w));
   }();
+}
+
+const Gpt2Network& gpt2_small() {
+  static const Gpt2Network net = make_gpt2_small();
   return net;
 }
 
@@ -67,10 +73,22 @@ Backend& cpu_backend() {
   return *backend;
 }
 
-void BM_Gpt2SmallForward(benchmark::State& state) {
+// The same forward with the linear layers kept to float arithmetic (ATTNSCOPE_CPU_GEMM=fp32), side
+// by side with the default where that is AMX bf16x3 (packed_gemm.h). Its own copy of the network,
+// as a network keeps its prepared weights for one backend at a time.
+struct FloatKernel {
+  Gpt2Network net = make_gpt2_small();
+  std::unique_ptr<Backend> backend;
+  FloatKernel() {
+    ::setenv("ATTNSCOPE_CPU_GEMM", "fp32", 1);
+    backend = make_cpu_backend();
+    ::unsetenv("ATTNSCOPE_CPU_GEMM");
+    net.forward_ids({0}, *backend);
+  }
+};
+
+void run_forward(benchmark::State& state, const Gpt2Network& net, Backend* backend) {
   const int n = static_cast<int>(state.range(0));
-  const Gpt2Network& net = gpt2_small();
-  Backend* backend = &cpu_backend();
   std::vector<int> ids(n);
   for (int i = 0; i < n; ++i) ids[i] = (i * 7919) % net.config().vocab;
   for (auto _ : state) {
@@ -79,7 +97,25 @@ void BM_Gpt2SmallForward(benchmark::State& state) {
   }
   state.SetLabel(backend->description());
 }
+
+void BM_Gpt2SmallForward(benchmark::State& state) {
+  run_forward(state, gpt2_small(), &cpu_backend());
+}
 BENCHMARK(BM_Gpt2SmallForward)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+
+void BM_Gpt2SmallForwardFloatKernel(benchmark::State& state) {
+  if (packed_gemm_isas().empty() || packed_gemm_isas().front() != GemmIsa::kAmxBf16x3) {
+    state.SkipWithError("the default kernel is already float (no AMX here)");
+    return;
+  }
+  static FloatKernel f;
+  run_forward(state, f.net, f.backend.get());
+}
+BENCHMARK(BM_Gpt2SmallForwardFloatKernel)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond);
 
 // What the app does after each keystroke: tokenize the whole text again and run it.
 void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
