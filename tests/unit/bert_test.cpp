@@ -37,8 +37,10 @@ TEST_P(BertGoldenTest, MatchesPytorchReference) {
   float worst_attention = 0, worst_hidden = 0;
   for (const auto& c : g["cases"]) {
     const std::vector<int> ids = c["ids"].get<std::vector<int>>();
+    std::vector<int> types(ids.size(), 0);  // a sentence pair's case gives them
+    if (c.contains("token_types")) types = c["token_types"].get<std::vector<int>>();
     BertOutputs out;
-    const AttentionTrace t = net.forward_ids(ids, *backend, &out);
+    const AttentionTrace t = net.forward_ids(ids, *backend, &out, &types);
     const int n = static_cast<int>(ids.size());
     ASSERT_EQ(t.layers(), 2);
     ASSERT_EQ(t.heads(), 4);
@@ -92,6 +94,10 @@ TEST(BertNetworkTest, RejectsBadIds) {
   EXPECT_THROW(net.forward_ids({101, 30522, 102}, *backend), UsageError);
   EXPECT_THROW(net.forward_ids(std::vector<int>(65, 1000), *backend), UsageError);
   EXPECT_NO_THROW(net.forward_ids(std::vector<int>(64, 1000), *backend));
+  const std::vector<int> ids = {101, 1996, 102};
+  const std::vector<int> bad_type = {0, 2, 0}, short_types = {0, 1};
+  EXPECT_THROW(net.forward_ids(ids, *backend, nullptr, &bad_type), UsageError);
+  EXPECT_THROW(net.forward_ids(ids, *backend, nullptr, &short_types), UsageError);
 }
 
 class BertBrokenFolderTest : public test::BrokenFolderTest<BertNetwork> {
@@ -169,6 +175,31 @@ TEST(BertModelTest, TextToTraceMatchesPytorchReference) {
     for (int h = 0; h < 4; ++h)
       EXPECT_LE(max_abs_diff(t.attention[l][h], to_matrix(c["attention"][l][h])), kTolerance);
   EXPECT_EQ(model->tokenize(text).size(), t.tokens.size());
+}
+
+// A [SEP] typed between two sentences: the second gets token type 1, as tokenizer(a, b) gives.
+TEST(BertModelTest, SepBetweenSentencesMakesASentencePair) {
+  const fs::path folder = model_folder("bert-tiny-uncased-f32");
+  REQUIRE_VOCAB(folder);
+  const auto model = load_bert_model(folder, {});
+  const auto backend = make_cpu_backend();
+  const AttentionTrace t = model->run("The cat sat [SEP] it was tired.", *backend);
+  const nlohmann::json c = golden("bert-tiny-uncased-f32")["cases"][2];  // the pair's ids, types
+  ASSERT_TRUE(c.contains("token_types"));
+  ASSERT_EQ(t.tokens.size(), c["ids"].size());
+  for (std::size_t i = 0; i < t.tokens.size(); ++i)
+    EXPECT_EQ(t.tokens[i].id, c["ids"][i].get<int>());
+  EXPECT_EQ(t.tokens[4].text, "[SEP]");
+  EXPECT_EQ(t.tokens[4].start, 12);  // typed: offsets into the text
+  float worst = 0;
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      worst = std::max(worst, max_abs_diff(t.attention[l][h], to_matrix(c["attention"][l][h])));
+  EXPECT_LE(worst, kTolerance);
+  // The types matter: the same ids as one sentence give other weights.
+  const BertNetwork net = BertNetwork::load(folder);
+  const AttentionTrace one = net.forward_ids(c["ids"].get<std::vector<int>>(), *backend);
+  EXPECT_GT(max_abs_diff(one.attention[0][0], t.attention[0][0]), 1e-3f);
 }
 
 TEST(BertModelTest, LongTextIsTruncatedToPositions) {

@@ -158,9 +158,10 @@ class BertEmbeddings(nn.Module):
         self.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], d)
         self.LayerNorm = nn.LayerNorm(d, eps=cfg["layer_norm_eps"])
 
-    def forward(self, ids):
+    def forward(self, ids, types=None):
         n = ids.size(1)
-        types = torch.zeros_like(ids)  # one sentence
+        if types is None:
+            types = torch.zeros_like(ids)  # one sentence
         pos = torch.arange(n).unsqueeze(0)
         x = self.word_embeddings(ids) + self.token_type_embeddings(types) + self.position_embeddings(pos)
         return self.LayerNorm(x)
@@ -249,9 +250,10 @@ class BertModel(nn.Module):
         self.embeddings = BertEmbeddings(cfg)
         self.encoder = BertEncoder(cfg)
 
-    def forward(self, ids):
-        """ids [b, n] -> (last_hidden_state [b, n, d], attentions per layer [b, h, n, n])."""
-        x = self.embeddings(ids)
+    def forward(self, ids, token_types=None):
+        """ids [b, n] (token_types [b, n], default 0) -> (last_hidden_state [b, n, d], attentions
+        per layer [b, h, n, n])."""
+        x = self.embeddings(ids, token_types)
         attentions = []
         for layer in self.encoder.layer:
             x, probs = layer(x)

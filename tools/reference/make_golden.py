@@ -22,9 +22,11 @@ GPT2_CASES = [
     [15496, 11, 616, 1438, 318, 41191, 290, 314, 588, 284, 4483, 2057, 0, 50255, 1, 198],
 ]
 # BERT: [CLS] ... [SEP] as the tokenizer adds them.
+# A case is a list of ids, or (ids, token types) for a sentence pair: [CLS] A [SEP] B [SEP].
 BERT_CASES = [
     [101, 1996, 4937, 2938, 2006, 1996, 13523, 1012, 102],
     [101, 102],
+    ([101, 1996, 4937, 2938, 102, 2009, 2001, 5458, 1012, 102], [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]),
     [101, 7592, 1010, 2026, 2171, 2003, 100, 1998, 1045, 2066, 2000, 4521, 30521, 999, 103, 102],
 ]
 FULL = ["gpt2-tiny-f32", "bert-tiny-uncased-f32"]  # every case; the f16/bf16 variants: the last
@@ -44,8 +46,13 @@ def golden_for(folder, name):
     out = {"model": name, "kind": kind, "reference": "tools/reference/hf_reference.py (float64)", "cases": []}
     with torch.no_grad():
         for ids in cases:
+            types = None
+            if isinstance(ids, tuple):
+                ids, types = ids
             x = torch.tensor([ids])
             case = {"ids": ids}
+            if types is not None:
+                case["token_types"] = types
             if kind == "gpt2":
                 hidden, logits, attentions = model(x)
                 last = logits[0, -1]
@@ -58,7 +65,7 @@ def golden_for(folder, name):
                 case["logit_ids"] = fixed
                 case["logits"] = rounded(last[fixed])
             else:
-                hidden, attentions = model(x)
+                hidden, attentions = model(x, None if types is None else torch.tensor([types]))
                 case["last_hidden"] = rounded(hidden[0])
             case["attention"] = [rounded(a[0]) for a in attentions]  # [layer][head][query][key]
             out["cases"].append(case)

@@ -77,7 +77,8 @@ class BertModel final : public Model {
       truncated_at = words.empty() ? 0 : words.back().end;
     }
     Tokens tokens = with_specials(std::move(words));
-    AttentionTrace trace = network_.forward_ids(token_ids(tokens), backend);
+    const std::vector<int> types = token_types(tokens);
+    AttentionTrace trace = network_.forward_ids(token_ids(tokens), backend, nullptr, &types);
     trace.model = info();
     trace.text = text;
     trace.tokens = std::move(tokens);
@@ -96,6 +97,20 @@ class BertModel final : public Model {
     t.special = true;
     return t;
   }
+  // A [SEP] typed between two sentences makes a sentence pair, as Hugging Face's tokenizer(a, b)
+  // encodes it: [CLS] a [SEP] has token type 0, b [SEP] type 1 (models with one type: all 0). The
+  // typed [SEP] is not `special` in the trace (it has offsets into the text), but it is [SEP].
+  std::vector<int> token_types(const Tokens& tokens) const {
+    std::vector<int> types(tokens.size(), 0);
+    int type = 0;
+    const int last_type = network_.config().type_vocab - 1;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      types[i] = type;
+      if (tokens[i].id == sep_.id) type = std::min(type + 1, last_type);
+    }
+    return types;
+  }
+
   Tokens with_specials(Tokens words) const {
     Tokens all;
     all.reserve(words.size() + 2);

@@ -97,11 +97,21 @@ BertNetwork::BertNetwork(BertConfig config, BertWeights host_weights)
     : config_(config), host_(std::make_shared<const BertWeights>(std::move(host_weights))) {}
 
 AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& backend,
-                                        BertOutputs* outputs) const {
+                                        BertOutputs* outputs,
+                                        const std::vector<int>* token_types) const {
   const auto t0 = std::chrono::steady_clock::now();
   const int n = static_cast<int>(ids.size());
   const int d = config_.d_model;
   check_token_ids(ids, config_.positions, config_.vocab, "BERT");
+  if (token_types) {
+    if (static_cast<int>(token_types->size()) != n)
+      throw UsageError("BERT: " + std::to_string(token_types->size()) + " token types for " +
+                       std::to_string(n) + " tokens");
+    for (int t : *token_types)
+      if (t < 0 || t >= config_.type_vocab)
+        throw UsageError("BERT: token type " + std::to_string(t) + " is outside 0.." +
+                         std::to_string(config_.type_vocab - 1));
+  }
   AttentionTrace trace = empty_trace("bert", config_.layers, config_.heads, backend);
   if (n == 0) return trace;
 
@@ -113,15 +123,17 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
     return dw;  // the embedding tables stay on the host: the lookup happens there
   });
 
-  // x[i] = word[id_i] + position[i] + type[0]   [n x d], then LayerNorm on the backend.
+  // x[i] = word[id_i] + position[i] + type[type_i]   [n x d], then LayerNorm on the backend.
   Matrix e(n, d);
-  const Eigen::Map<const RowVector> type0(host_->type.data, d);
   for (int i = 0; i < n; ++i) {
     const Eigen::Map<const RowVector> word(
         host_->word.data + static_cast<std::ptrdiff_t>(ids[i]) * d, d);
     const Eigen::Map<const RowVector> pos(host_->position.data + static_cast<std::ptrdiff_t>(i) * d,
                                           d);
-    e.row(i) = word + pos + type0;
+    const int type = token_types ? (*token_types)[i] : 0;
+    const Eigen::Map<const RowVector> type_row(
+        host_->type.data + static_cast<std::ptrdiff_t>(type) * d, d);
+    e.row(i) = word + pos + type_row;
   }
   const Tensor embedded = backend.upload(e);
   Tensor x = backend.alloc(n, d);

@@ -42,9 +42,11 @@ class BertNetwork {
   const BertConfig& config() const { return config_; }
 
   // Every layer's and head's attention for `ids` (special tokens included, at most
-  // config().positions; else UsageError). One sentence: every token type id is 0.
+  // config().positions; else UsageError). `token_types`: one per id, each below
+  // config().type_vocab (else UsageError); nullptr: one sentence, every type 0.
   AttentionTrace forward_ids(const std::vector<int>& ids, Backend& backend,
-                             BertOutputs* outputs = nullptr) const;
+                             BertOutputs* outputs = nullptr,
+                             const std::vector<int>* token_types = nullptr) const;
 
  private:
   BertConfig config_;
