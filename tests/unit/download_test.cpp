@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "core/model/hf/hub_cache.h"
 #include "core/model/registry.h"
 #include "core/util/error.h"
+#include "core/util/sha256.h"
 #include "tests/unit/fixture_http_server.h"
 #include "tests/unit/hf_test_util.h"
 
@@ -50,7 +52,10 @@ struct FakeRepo {
   void install(FixtureHttpServer& server) const {
     nlohmann::json siblings = nlohmann::json::array();
     for (const auto& [name, body] : files) {
-      siblings.push_back({{"rfilename", name}, {"size", body.size()}});
+      nlohmann::json entry = {{"rfilename", name}, {"size", body.size()}};
+      if (name.ends_with(".safetensors") || name.ends_with(".bin"))  // LFS files, as on the hub
+        entry["lfs"] = {{"sha256", sha256_hex(body)}, {"size", body.size()}, {"pointerSize", 134}};
+      siblings.push_back(entry);
       server.serve("/" + kRepo + "/resolve/" + kSha + "/" + name, body);
     }
     nlohmann::json api = {{"id", kRepo}, {"sha", kSha}, {"siblings", siblings}, {"config", config}};
@@ -246,6 +251,45 @@ TEST_F(DownloadTest, UnknownModelIsAClearUsageError) {
         << e.what();
   }
   EXPECT_FALSE(fs::exists(request.cache_dir / "models--test-org--no-such-model"));
+}
+
+TEST(Sha256, KnownAnswers) {  // FIPS 180-2's examples
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  TempDir tmp;
+  {
+    std::ofstream f(tmp.path() / "abc");
+    for (int i = 0; i < 1000000; ++i) f << 'a';  // a million a's: more than one 1 MB read block
+  }
+  EXPECT_EQ(sha256_file_hex(tmp.path() / "abc"),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_THROW(sha256_file_hex(tmp.path() / "missing"), Error);
+}
+
+// Bytes damaged on the way (the right size, other content): caught by the hub's SHA-256, not kept
+// as the model, not resumed from; once the server sends the right bytes the download completes.
+TEST_F(DownloadTest, DamagedWeightsAreCaughtBySha256AndFetchedAgain) {
+  std::string damaged = repo.files.at("model.safetensors");
+  damaged[123456] ^= 0x01;
+  server.serve(repo.weights_path(), damaged);
+  request.attempts_per_file = 2;
+  try {
+    download_model(request);
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("has SHA-256 " + sha256_hex(damaged) + ", the hub lists " +
+                                         sha256_hex(repo.files.at("model.safetensors"))),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(snapshot() / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(snapshot() / "model.safetensors.incomplete"));
+  EXPECT_EQ(server.requests_for(repo.weights_path()).size(), 2u);
+  for (const auto& r : server.requests_for(repo.weights_path())) EXPECT_EQ(r.range, "");
+
+  server.serve(repo.weights_path(), repo.files.at("model.safetensors"));
+  download_model(request);
+  EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
 }
 
 TEST_F(DownloadTest, MissingFileIsAClearError) {

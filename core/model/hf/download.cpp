@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/hf/hub_cache.h"
+#include "core/util/sha256.h"
 
 namespace attnscope {
 namespace fs = std::filesystem;
@@ -219,6 +221,7 @@ struct RepoInfo {
   std::string sha;
   std::vector<std::string> files;
   std::vector<std::int64_t> sizes;  // -1 when the hub did not say
+  std::vector<std::string> sha256;  // of the LFS files (weights); "" for the others
   nlohmann::json config;            // the hub's summary of config.json (may be null)
 };
 
@@ -257,6 +260,14 @@ RepoInfo fetch_repo_info(const Session& session, const DownloadRequest& req,
       auto size = s.find("size");
       info.sizes.push_back(size != s.end() && size->is_number_integer() ? size->get<std::int64_t>()
                                                                         : -1);
+      std::string sha256;
+      if (auto lfs = s.find("lfs"); lfs != s.end() && lfs->is_object())
+        sha256 = lfs->value("sha256", std::string());
+      const bool hex =
+          sha256.size() == 64 && std::all_of(sha256.begin(), sha256.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+          });
+      info.sha256.push_back(hex ? sha256 : std::string());
     }
     if (auto c = doc.find("config"); c != doc.end() && c->is_object()) info.config = *c;
   } catch (const nlohmann::json::exception& e) {
@@ -290,10 +301,26 @@ struct ProgressReporter {
   }
 };
 
-// Fetches one file into `final_path` (via final_path.incomplete). `expected` < 0 when unknown.
+// Whether `part` has the SHA-256 the hub lists (always, when it lists none). A file that does not
+// is removed, and `error` says why: its bytes were damaged on the way, and resuming would keep
+// them.
+bool sha256_matches(const fs::path& part, const std::string& sha256, std::string& error) {
+  if (sha256.empty()) return true;
+  const std::string got = sha256_file_hex(part);
+  if (got == sha256) return true;
+  error = part.stem().string() + " has SHA-256 " + got + ", the hub lists " + sha256 +
+          " (damaged in transfer; fetched again from the start)";
+  std::error_code ec;
+  fs::remove(part, ec);
+  return false;
+}
+
+// Fetches one file into `final_path` (via final_path.incomplete). `expected` < 0 when unknown;
+// `sha256` "" when the hub lists none (only its LFS files, the weights, have one). A file already
+// in place with the right size is trusted, as huggingface_hub trusts its cache.
 void fetch_file(const Session& session, const std::string& url, const fs::path& final_path,
-                std::int64_t expected, int attempts, ProgressReporter& progress,
-                const std::atomic<bool>* cancel) {
+                std::int64_t expected, const std::string& sha256, int attempts,
+                ProgressReporter& progress, const std::atomic<bool>* cancel) {
   std::error_code ec;
   if (fs::is_regular_file(final_path, ec) &&
       (expected < 0 || fs::file_size(final_path, ec) == static_cast<std::uint64_t>(expected))) {
@@ -312,6 +339,7 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
       have = 0;
     }
     if (expected >= 0 && have == static_cast<std::uint64_t>(expected) && have > 0) {
+      if (!sha256_matches(part, sha256, last_error)) continue;  // removed: fetched again next time
       fs::rename(part, final_path, ec);  // complete already (cancelled just before the rename)
       if (ec) throw DownloadError("cannot rename " + part.string() + ": " + ec.message());
       progress.update(have, 0, true);
@@ -374,6 +402,7 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
       fs::remove(part, ec);
       continue;
     }
+    if (!sha256_matches(part, sha256, last_error)) continue;
     fs::rename(part, final_path, ec);
     if (ec) throw DownloadError("cannot rename " + part.string() + ": " + ec.message());
     progress.state.file_total = size;
@@ -537,10 +566,12 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
   ProgressReporter progress{progress_fn, {}};
   progress.state.file_count = static_cast<int>(files.size());
   std::vector<std::int64_t> sizes;
+  std::vector<std::string> sha256;
   bool sizes_known = true;
   for (const std::string& f : files) {
     auto it = std::find(info.files.begin(), info.files.end(), f);
     sizes.push_back(info.sizes[it - info.files.begin()]);
+    sha256.push_back(info.sha256[it - info.files.begin()]);
     if (sizes.back() < 0)
       sizes_known = false;
     else if (sizes_known)
@@ -555,8 +586,8 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
     progress.state.file_total = sizes[i] > 0 ? static_cast<std::uint64_t>(sizes[i]) : 0;
     const std::string url = session.endpoint + "/" + req.repo_id + "/resolve/" + info.sha + "/" +
                             escape_url_part(files[i]);
-    fetch_file(session, url, result.folder / files[i], sizes[i], req.attempts_per_file, progress,
-               cancel);
+    fetch_file(session, url, result.folder / files[i], sizes[i], sha256[i], req.attempts_per_file,
+               progress, cancel);
     progress.done_before_file += fs::file_size(result.folder / files[i], ec);
     result.files.push_back(files[i]);
   }
