@@ -46,7 +46,8 @@ struct AttentionTrace {
   std::vector<HeadSteps> steps;
   // Optional: top next-token predictions (GPT-2) for the last position.
   std::vector<Prediction> predictions;
-  // Input was cut to the model's limit: how many bytes of text were kept (-1 = not truncated).
+  // Input was cut to the model's limit: the byte offset where the first dropped token starts, so
+  // text[0, truncated_at_byte) is what the model saw (-1 = not truncated). Same for every model.
   int truncated_at_byte = -1;
   double compute_ms = 0.0;
 

@@ -212,7 +212,7 @@ TEST(BertModelTest, LongTextIsTruncatedToPositions) {
   const AttentionTrace t = model->run(text, *backend);
   ASSERT_EQ(t.tokens.size(), 64u);  // [CLS] + 62 words + [SEP]
   EXPECT_EQ(t.tokens.back().text, "[SEP]");
-  EXPECT_EQ(t.truncated_at_byte, 2 * 61 + 1);  // end of the 62nd "a"
+  EXPECT_EQ(t.truncated_at_byte, 2 * 62);  // where the 63rd "a" starts
   const AttentionTrace empty = model->run("", *backend);
   EXPECT_EQ(empty.tokens.size(), 2u);  // [CLS] [SEP]
   EXPECT_EQ(empty.attention[0][0].rows(), 2);

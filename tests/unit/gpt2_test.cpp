@@ -252,7 +252,7 @@ TEST(Gpt2ModelTest, LongTextIsTruncatedToPositions) {
   for (int i = 0; i < 100; ++i) text += " a";  // 100 tokens " a"
   const AttentionTrace t = model->run(text, *backend);
   ASSERT_EQ(t.tokens.size(), 64u);
-  EXPECT_EQ(t.truncated_at_byte, 128);
+  EXPECT_EQ(t.truncated_at_byte, 128);  // where the 65th " a" starts
   EXPECT_EQ(t.attention[1][0].rows(), 64);
 }
 

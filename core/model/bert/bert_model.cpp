@@ -73,8 +73,8 @@ class BertModel final : public Model {
     int truncated_at = -1;
     const int room = network_.config().positions - 2;  // [CLS] and [SEP] take two positions
     if (static_cast<int>(words.size()) > room) {
+      truncated_at = words[std::max(room, 0)].start;  // where the first dropped word starts
       words.resize(std::max(room, 0));
-      truncated_at = words.empty() ? 0 : words.back().end;
     }
     Tokens tokens = with_specials(std::move(words));
     const std::vector<int> types = token_types(tokens);

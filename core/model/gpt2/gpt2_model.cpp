@@ -51,8 +51,9 @@ class Gpt2Model final : public Model {
     Tokens tokens = tokenize(text);
     int truncated_at = -1;
     if (static_cast<int>(tokens.size()) > network_.config().positions) {
-      tokens.resize(network_.config().positions);  // GPT-2 has no position beyond n_positions
-      truncated_at = tokens.back().end;
+      // GPT-2 has no position beyond n_positions; the text from the first dropped token is unused.
+      truncated_at = tokens[network_.config().positions].start;
+      tokens.resize(network_.config().positions);
     }
     AttentionTrace trace = network_.forward_ids(token_ids(tokens), backend);
     trace.model = info();
