@@ -261,7 +261,7 @@ void pack_a_rows(const float* a, int m, int lda, int k, int k_blocks, std::uint1
   for (int rb = b0; rb < b1; ++rb) {
     for (int r = 0; r < 16; ++r) {
       const int row = rb * 16 + r;
-      const float* src = a + static_cast<std::ptrdiff_t>(row) * lda;
+      const float* src = row < m ? a + static_cast<std::ptrdiff_t>(row) * lda : a;  // else unread
       for (int kb = 0; kb < k_blocks; ++kb) {
         std::uint16_t* hi =
             out + (static_cast<std::size_t>(rb) * k_blocks + kb) * 2 * kTileElems + r * kAmxK;
