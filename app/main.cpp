@@ -55,6 +55,11 @@ int cmd_backends() {
     std::printf("cuda  unavailable  %s\n", why.c_str());
   SelectedBackend chosen = select_backend(BackendChoice::kAuto);
   std::printf("auto  uses %s\n", chosen.backend->name() == "cuda" ? "CUDA" : "the CPU");
+  if (cpu.backend->description().find("bf16x3") != std::string::npos)
+    std::printf(
+        "note: the CPU's linear layers run on AMX in bf16x3 (each float split in two bfloat16):\n"
+        "      results within about 1e-5 (relative) of float arithmetic, not bit for bit.\n"
+        "      ATTNSCOPE_CPU_GEMM=fp32 keeps them in float.\n");
   return 0;
 }
 

@@ -76,6 +76,10 @@ TEST_F(Cli, BackendsSaysCpuAndWhyCudaIsMissing) {
   const CliRun r = run("backends");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("cpu   available"), std::string::npos) << r.output;
+  // The CPU's kernel is named, and the reduced-precision AMX one says how to avoid it.
+  if (r.output.find("AMX bf16x3") != std::string::npos) {
+    EXPECT_NE(r.output.find("ATTNSCOPE_CPU_GEMM=fp32"), std::string::npos) << r.output;
+  }
   if (r.output.find("cuda  unavailable") != std::string::npos) {
     EXPECT_NE(r.output.find("auto  uses the CPU"), std::string::npos) << r.output;
   }
