@@ -1,27 +1,33 @@
 #!/usr/bin/python3
-"""attnscope's GPT-2-small-shaped CPU forward vs PyTorch's, in the same run, same shapes.
+"""attnscope's GPT-2-small-shaped CPU forward vs PyTorch's, in the same run, same shapes, in turns.
 
-    bench/compare_pytorch.py [--build build] [--repetitions 7]
+    bench/compare_pytorch.py [--build build] [--repetitions 11] [--openblas-coretype SkylakeX]
 
-attnscope: build/bin/transformer_bench (every layer's and head's attention kept, LM head for the
-last position only, as the app needs); where the default kernel is AMX bf16x3, the float kernel
-(ATTNSCOPE_CPU_GEMM=fp32) is shown beside it. PyTorch: tools/reference/hf_reference.py's GPT2Model (written
-after Hugging Face's), float32, torch.no_grad, random weights, doing the same work: attentions
-returned, LM head for the last position only. (GPT2LMHeadModel's LM head over every position would
-add up to n x 77 MFLOP to PyTorch's side alone; the "all-position head" column shows that variant
-for reference.) Medians of the repetitions; ratio = attnscope / PyTorch (same work).
+attnscope: build/bin/transformer_bench --serve (every layer's and head's attention kept, LM head for
+the last position only, as the app needs); where its default kernel is AMX bf16x3, a second server
+with the float kernel (ATTNSCOPE_CPU_GEMM=fp32) runs beside it. PyTorch:
+tools/reference/hf_reference.py's GPT2Model (written after Hugging Face's), float32, torch.no_grad,
+random weights, doing the same work: attentions returned, LM head for the last position only.
+(GPT2LMHeadModel's LM head over every position adds up to n x 77 MFLOP to PyTorch's side alone; the
+"all-position head" column shows that variant.)
+
+Our machines are shared and noisy: the same binary can take 1.5x longer a minute later. So every
+engine stays loaded in its own process and they take turns, one forward each per round (the order
+rotates from round to round), and each ratio is taken within a round. Reported: medians of the
+times, and the median over rounds of the per-round ratio attnscope / PyTorch.
+
 Uses Debian's python3-torch; OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the timing run
-(TOOLCHAIN.md). PyTorch runs in a child process so OpenBLAS's choice of kernels can be shown (its
-start-up line "Core: ..."): on some virtual machines OpenBLAS does not recognise the processor and
-falls back to its slow generic "Prescott" kernels; --openblas-coretype (e.g. SkylakeX, Haswell)
-then gives PyTorch its proper kernels for a fairer comparison.
+(TOOLCHAIN.md). OpenBLAS's choice of kernels is shown (its start-up line "Core: ..."): on some
+virtual machines OpenBLAS does not recognise the processor and falls back to its slow generic
+"Prescott" kernels; --openblas-coretype (e.g. SkylakeX, Haswell) then gives PyTorch its proper
+kernels for a fairer comparison.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,29 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = (16, 64, 256)
 
 
-def attnscope_medians(build, repetitions):
-    exe = os.path.join(build, "bin", "transformer_bench")
-    out = subprocess.run([exe, f"--benchmark_repetitions={repetitions}",
-                          "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
-                         check=True, capture_output=True, text=True, env=os.environ).stdout
-    medians, label = {}, ""
-    for b in json.loads(out)["benchmarks"]:
-        if b.get("aggregate_name") != "median" or b.get("error_occurred"):
-            continue
-        ms = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
-        name = b["run_name"]
-        if name.startswith("BM_Gpt2SmallForward/"):
-            medians[int(name.split("/")[1])] = ms
-            label = b.get("label", label)
-        elif name.startswith("BM_Gpt2SmallForwardFloatKernel/"):
-            medians[("float", int(name.split("/")[1]))] = ms
-        elif name.startswith("BM_Gpt2SmallKeystrokeToTrace"):
-            medians["keystroke"] = (ms, int(b.get("tokens", 0)))
-    return medians, label
-
-
-def pytorch_medians(repetitions):
-    """Runs in the child process (--torch-only)."""
+def torch_serve():
+    """The PyTorch server (child process): reads "N" or "N all" per line, prints milliseconds."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
     from hf_reference import GPT2Model
@@ -62,76 +47,133 @@ def pytorch_medians(repetitions):
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)
-    medians, all_head = {}, {}
+    print(f"ready PyTorch {torch.__version__}, {torch.get_num_threads()} intra-op threads", flush=True)
     with torch.no_grad():
-        for n in SIZES:
+        for line in sys.stdin:
+            words = line.split()
+            if not words:
+                continue
+            n, last_only = int(words[0]), not (len(words) > 1 and words[1] == "all")
             ids = torch.tensor([[(i * 7919) % 50257 for i in range(n)]])
-            for last_only, into in ((True, medians), (False, all_head)):
-                model(ids, last_logits_only=last_only)  # warm-up
-                times = []
-                for _ in range(repetitions):
-                    t0 = time.perf_counter()
-                    hidden, logits, attentions = model(ids, last_logits_only=last_only)
-                    times.append((time.perf_counter() - t0) * 1e3)
-                into[n] = statistics.median(times)
-    return {"medians": medians, "all_head": all_head, "version": torch.__version__,
-            "threads": torch.get_num_threads()}
+            t0 = time.perf_counter()
+            model(ids, last_logits_only=last_only)
+            print(f"{(time.perf_counter() - t0) * 1e3:.4f}", flush=True)
 
 
-def pytorch_in_child(repetitions, coretype):
-    env = dict(os.environ, OPENBLAS_VERBOSE="2")
-    if coretype:
-        env["OPENBLAS_CORETYPE"] = coretype
-    run = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-only",
-                          f"--repetitions={repetitions}"], check=True, capture_output=True, text=True,
-                         env=env)
-    core = next((l.split(":", 1)[1].strip() for l in run.stderr.splitlines() if l.startswith("Core:")),
-                "unknown")
-    result = json.loads(run.stdout)
-    for key in ("medians", "all_head"):
-        result[key] = {int(k): v for k, v in result[key].items()}
-    result["core"] = core
-    return result
+class Engine:
+    """One loaded model in its own process, answering "run N" with its milliseconds."""
+
+    def __init__(self, name, argv, env=None):
+        self.name = name
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True, env=env)
+        line = self.proc.stdout.readline()
+        if not line.startswith("ready"):
+            self.stderr.seek(0)
+            raise SystemExit(f"{name} did not start: {line!r} {self.stderr.read()[-2000:]}")
+        self.label = line[len("ready"):].strip()
+
+    def run(self, request):
+        self.proc.stdin.write(f"{request}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def stderr_lines(self):
+        self.stderr.seek(0)
+        return self.stderr.read().splitlines()
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def keystroke_median(build, repetitions):
+    """attnscope's keystroke -> trace benchmark (tokenize + forward), from Google Benchmark."""
+    import json
+    exe = os.path.join(build, "bin", "transformer_bench")
+    out = subprocess.run([exe, "--benchmark_filter=KeystrokeToTrace",
+                          f"--benchmark_repetitions={repetitions}",
+                          "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                         check=True, capture_output=True, text=True).stdout
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
+            ms = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+            return ms, int(b.get("tokens", 0))
+    return None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--repetitions", type=int, default=7)
+    ap.add_argument("--repetitions", type=int, default=11, help="rounds per size")
     ap.add_argument("--openblas-coretype", default="",
                     help="OPENBLAS_CORETYPE for PyTorch's run (default: unset, OpenBLAS detects)")
-    ap.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--torch-serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.torch_only:
-        print(json.dumps(pytorch_medians(args.repetitions)))
+    if args.torch_serve:
+        torch_serve()
         return
 
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         os.environ.pop(var, None)
-    ours, label = attnscope_medians(args.build, args.repetitions)
-    torch_run = pytorch_in_child(args.repetitions, args.openblas_coretype)
-    theirs = torch_run["medians"]
-    print(f"GPT-2 small forward on the CPU, median of {args.repetitions} runs")
-    print(f"  attnscope: {label}")
-    print(f"  PyTorch {torch_run['version']}: {torch_run['threads']} intra-op threads, "
-          f"OpenBLAS kernels '{torch_run['core']}'")
-    floats = any(isinstance(k, tuple) for k in ours)
-    extra = f" {'float-kernel ms':>16} {'ratio':>7}" if floats else ""
-    print(f"{'tokens':>8} {'attnscope ms':>14} {'PyTorch ms':>12} {'ratio':>7} "
-          f"{'PyTorch, all-position head ms':>31}{extra}")
+    exe = os.path.join(args.build, "bin", "transformer_bench")
+    ours = Engine("attnscope", [exe, "--serve"])
+    engines = [ours]
+    if "bf16x3" in ours.label:
+        engines.append(Engine("float kernel", [exe, "--serve", "--float-kernel"]))
+    torch_env = dict(os.environ, OPENBLAS_VERBOSE="2")
+    if args.openblas_coretype:
+        torch_env["OPENBLAS_CORETYPE"] = args.openblas_coretype
+    torch_engine = Engine("PyTorch", [sys.executable, os.path.abspath(__file__), "--torch-serve"],
+                          torch_env)
+    engines.append(torch_engine)
+    core = next((l.split(":", 1)[1].strip() for l in torch_engine.stderr_lines()
+                 if l.startswith("Core:")), "unknown")
+
+    times = {(e.name, n): [] for e in engines for n in SIZES}
+    all_head = {n: [] for n in SIZES}
     for n in SIZES:
-        if n in ours:
-            line = (f"{n:>8} {ours[n]:>14.1f} {theirs[n]:>12.1f} {ours[n] / theirs[n]:>7.2f} "
-                    f"{torch_run['all_head'][n]:>31.1f}")
-            if ("float", n) in ours:
-                f = ours[("float", n)]
-                line += f" {f:>16.1f} {f / theirs[n]:>7.2f}"
-            print(line)
-    if floats:
-        print("  float-kernel: attnscope with ATTNSCOPE_CPU_GEMM=fp32 (no AMX bf16x3), same run")
-    if "keystroke" in ours:
-        ms, tokens = ours["keystroke"]
-        print(f"keystroke -> trace (tokenize + forward, {tokens} tokens): {ms:.1f} ms")
+        for e in engines:
+            e.run(n)  # warm-up
+        torch_engine.run(f"{n} all")
+        for r in range(args.repetitions):
+            order = engines[r % len(engines):] + engines[:r % len(engines)]
+            for e in order:
+                times[(e.name, n)].append(e.run(n))
+            all_head[n].append(torch_engine.run(f"{n} all"))
+    for e in engines:
+        e.close()
+    keystroke = keystroke_median(args.build, args.repetitions)
+
+    def med(name, n):
+        return statistics.median(times[(name, n)])
+
+    def round_ratio(name, n):  # median over rounds of the ratio measured within the round
+        return statistics.median(a / b for a, b in zip(times[(name, n)], times[("PyTorch", n)]))
+
+    print(f"GPT-2 small forward on the CPU: {args.repetitions} rounds per size, engines in turns")
+    for e in engines:
+        print(f"  {e.name}: {e.label}")
+    print(f"  PyTorch's OpenBLAS kernels: '{core}'")
+    header = f"{'tokens':>6} {'attnscope ms':>13} {'PyTorch ms':>11} {'ratio':>6} {'per-round':>10}"
+    has_float = len(engines) == 3
+    if has_float:
+        header += f" {'float-kernel ms':>16} {'ratio':>6} {'per-round':>10}"
+    header += f" {'PyTorch, all-position head ms':>30}"
+    print(header)
+    for n in SIZES:
+        theirs = med("PyTorch", n)
+        line = (f"{n:>6} {med('attnscope', n):>13.1f} {theirs:>11.1f} "
+                f"{med('attnscope', n) / theirs:>6.2f} {round_ratio('attnscope', n):>10.2f}")
+        if has_float:
+            f = med("float kernel", n)
+            line += f" {f:>16.1f} {f / theirs:>6.2f} {round_ratio('float kernel', n):>10.2f}"
+        line += f" {statistics.median(all_head[n]):>30.1f}"
+        print(line)
+    print("  ratio: of the medians; per-round: median of attnscope / PyTorch within each round")
+    if keystroke:
+        print(f"keystroke -> trace (tokenize + forward, {keystroke[1]} tokens): {keystroke[0]:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,15 @@
 // attention kept, as the app needs. Plus "keystroke -> trace": tokenize a ~32-token sentence and
 // run it, when the GPT-2 vocabulary from scripts/fetch_test_data.sh is there. Run:
 // build/bin/transformer_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// bench/compare_pytorch.py runs this and PyTorch side by side.
+// bench/compare_pytorch.py runs this (--serve) and PyTorch side by side, in turns.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -145,6 +149,49 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt2SmallKeystrokeToTrace)->Unit(benchmark::kMillisecond);
 
+// `--serve [--float-kernel]`: reads token counts from stdin, one per line, runs one forward for
+// each and prints its milliseconds. bench/compare_pytorch.py drives this and a PyTorch process in
+// turns, so that both see the same moments of a shared, noisy machine.
+int serve(bool float_kernel) {
+  std::unique_ptr<FloatKernel> f;
+  const Gpt2Network* net = &gpt2_small();
+  Backend* backend = nullptr;
+  if (float_kernel) {
+    f = std::make_unique<FloatKernel>();
+    net = &f->net;
+    backend = f->backend.get();
+  } else {
+    backend = &cpu_backend();
+  }
+  std::printf("ready %s\n", backend->description().c_str());
+  std::fflush(stdout);
+  int n = 0;
+  while (std::scanf("%d", &n) == 1) {
+    std::vector<int> ids(std::max(n, 1));
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (i * 7919) % net->config().vocab;
+    const auto t0 = std::chrono::steady_clock::now();
+    AttentionTrace t = net->forward_ids(ids, *backend);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(t.attention.data());
+    std::printf("%.4f\n", ms);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  bool serve_mode = false, float_kernel = false;
+  for (int i = 1; i < argc; ++i) {
+    serve_mode |= std::strcmp(argv[i], "--serve") == 0;
+    float_kernel |= std::strcmp(argv[i], "--float-kernel") == 0;
+  }
+  if (serve_mode) return serve(float_kernel);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
