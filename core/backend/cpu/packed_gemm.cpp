@@ -294,20 +294,30 @@ void configure_tiles() {
   _tile_loadconfig(&cfg);
 }
 
-// c [16·R x 32] = A rows (R = 1 or 2 blocks of 16, laid out as pack_a_rows does) · one panel, of
-// `k_blocks` blocks of k. Per block of k: hi·hi, lo·hi, hi·lo, into the same float accumulators.
-// `c` is 16·R rows of 32 floats (a scratch block, not C itself). Tiles (configure_tiles):
+// c [16·R x 32] (+)= A rows (R = 1 or 2 blocks of 16, laid out as pack_a_rows does) · `k_blocks`
+// blocks of k of one panel (`w`: its slice); `first`: c starts from zero, else it is added to. Per
+// block of k: hi·hi, lo·hi, hi·lo, into the same float accumulators. `c` is 16·R rows of 32 floats
+// (a scratch block, not C itself). Tiles (configure_tiles):
 //   R = 2: C in 0-3 (2 x 2), A in 4-5, W in 6-7; 10 tile loads per 12 products.
 //   R = 1: C in 0-1, A hi in 4, A lo in 5, W hi in 6-7, W lo in 2-3; 6 loads per 6 products.
 template <int R>
 void amx_block(const std::uint16_t* a0, const std::uint16_t* a1, const std::uint16_t* w,
-               int k_blocks, float* c, Prefetch prefetch) {
+               int k_blocks, float* c, bool first, Prefetch prefetch) {
   constexpr int kStride = 32 * sizeof(float);
-  _tile_zero(0);
-  _tile_zero(1);
-  if constexpr (R == 2) {
-    _tile_zero(2);
-    _tile_zero(3);
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    if constexpr (R == 2) {
+      _tile_zero(2);
+      _tile_zero(3);
+    }
+  } else {  // continue the sum of the earlier chunks of k
+    _tile_loadd(0, c, kStride);
+    _tile_loadd(1, c + 16, kStride);
+    if constexpr (R == 2) {
+      _tile_loadd(2, c + 16 * 32, kStride);
+      _tile_loadd(3, c + 16 * 32 + 16, kStride);
+    }
   }
   const char* line = reinterpret_cast<const char*>(prefetch.start);
   int due = 0;
@@ -364,16 +374,15 @@ void amx_block(const std::uint16_t* a0, const std::uint16_t* a1, const std::uint
   }
 }
 
-// The activations as tiles, for the products on this thread (reused: no allocation per product).
-std::uint16_t* a_tiles(std::size_t elems) {
-  thread_local std::unique_ptr<std::uint16_t[], void (*)(std::uint16_t*)> buf(
-      nullptr, [](std::uint16_t* p) { std::free(p); });
+// A 64-byte-aligned buffer of this thread's, kept from product to product (Tag: which one).
+template <class T, int Tag>
+T* thread_buffer(std::size_t elems) {
+  thread_local std::unique_ptr<T[], void (*)(T*)> buf(nullptr, [](T* p) { std::free(p); });
   thread_local std::size_t capacity = 0;
   if (elems > capacity) {
-    const std::size_t bytes = (elems * sizeof(std::uint16_t) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(elems, 1) * sizeof(T) + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();
-    buf.reset(static_cast<std::uint16_t*>(p));
+    buf.reset(static_cast<T*>(p));
     capacity = elems;
   }
   return buf.get();
@@ -384,7 +393,7 @@ void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float
   const int k_blocks = (w.k() + kAmxK - 1) / kAmxK;
   const int row_blocks = (m + 15) / 16;
   const std::size_t block_elems = static_cast<std::size_t>(k_blocks) * 2 * kTileElems;
-  std::uint16_t* tiles = a_tiles(row_blocks * block_elems);
+  std::uint16_t* tiles = thread_buffer<std::uint16_t, 0>(row_blocks * block_elems);  // the caller's
   if (static_cast<double>(m) * w.k() < 2e5) {
     pack_a_rows(a, m, lda, w.k(), k_blocks, tiles, 0, row_blocks);
   } else {
@@ -405,31 +414,58 @@ void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float
                         std::max(1, static_cast<int>(flops / row_chunks / 4e6)));
   groups = std::min(groups, panels);
   const int per_group = (panels + groups - 1) / groups;
-  const long panel_lines = static_cast<long>(k_blocks) * 4 * kTileElems * 2 / 64;
+  // k is walked in chunks of PackedWeight::kAmxChunkBlocks (768): a row pair's A tiles for one
+  // chunk (96 KB) and a panel's slice of it (96 KB) stay in L2 with room for the next slice coming
+  // in. With all of k = 3072 at once (mlp_down) they did not, and that product ran at ~60% of the
+  // rate of the k = 768 ones. C waits in `acc` between chunks.
+  constexpr int kChunk = PackedWeight::kAmxChunkBlocks;
   auto run = [&](int item) {
     const int rc = item / groups, g = item % groups;
     const int q0 = rc * kPairsPerChunk, q1 = std::min(pairs, q0 + kPairsPerChunk);
     const int p0 = g * per_group, p1 = std::min(panels, p0 + per_group);
     if (p0 >= p1) return;
+    const int np = p1 - p0;
+    // 32 x 32 C blocks, (pair, panel) of this item: at most 2 x per_group x 4 KB.
+    float* acc = thread_buffer<float, 1>(static_cast<std::size_t>(q1 - q0) * np * 32 * 32);
+    auto block_of = [&](int q, int p) {
+      return acc + (static_cast<std::size_t>(q - q0) * np + (p - p0)) * 32 * 32;
+    };
     configure_tiles();
-    alignas(64) float out[32 * 32];
-    for (int p = p0; p < p1; ++p) {
-      const int col = p * kAmxPanel, cols = std::min(kAmxPanel, w.n() - col);
-      const std::uint16_t* next = p + 1 < p1 ? w.bf16_panel(p + 1) : nullptr;
-      for (int q = q0; q < q1; ++q) {
-        Prefetch pf;  // the next panel, spread over this one's row pairs, as in gemm_block
-        if (next) {
-          const long first = panel_lines * (q - q0) / (q1 - q0);
-          const long last = panel_lines * (q - q0 + 1) / (q1 - q0);
-          pf = {reinterpret_cast<const float*>(next) + first * kFloatsPerLine,
-                static_cast<int>(last - first)};
+    for (int kc = 0; kc < k_blocks; kc += kChunk) {
+      const int kn = std::min(kChunk, k_blocks - kc);
+      const long slice_lines = static_cast<long>(kn) * 4 * kTileElems * 2 / 64;
+      for (int p = p0; p < p1; ++p) {
+        // The next slice to read (the next panel's, or the first panel's of the next chunk) into
+        // L2, spread over this slice's row pairs.
+        const std::uint16_t* next = p + 1 < p1               ? w.bf16_slice(p + 1, kc)
+                                    : kc + kChunk < k_blocks ? w.bf16_slice(p0, kc + kChunk)
+                                                             : nullptr;
+        const long next_lines = p + 1 < p1
+                                    ? slice_lines
+                                    : static_cast<long>(std::min(kChunk, k_blocks - kc - kChunk)) *
+                                          4 * kTileElems * 2 / 64;
+        for (int q = q0; q < q1; ++q) {
+          Prefetch pf;
+          if (next) {
+            const long first = next_lines * (q - q0) / (q1 - q0);
+            const long last = next_lines * (q - q0 + 1) / (q1 - q0);
+            pf = {reinterpret_cast<const float*>(next) + first * kFloatsPerLine,
+                  static_cast<int>(last - first)};
+          }
+          const std::uint16_t* a0 = tiles + 2 * q * block_elems + kc * 2 * kTileElems;
+          if (2 * q + 1 < row_blocks)
+            amx_block<2>(a0, a0 + block_elems, w.bf16_slice(p, kc), kn, block_of(q, p), kc == 0,
+                         pf);
+          else
+            amx_block<1>(a0, nullptr, w.bf16_slice(p, kc), kn, block_of(q, p), kc == 0, pf);
         }
-        const std::uint16_t* a0 = tiles + 2 * q * block_elems;
-        if (2 * q + 1 < row_blocks)
-          amx_block<2>(a0, a0 + block_elems, w.bf16_panel(p), k_blocks, out, pf);
-        else
-          amx_block<1>(a0, nullptr, w.bf16_panel(p), k_blocks, out, pf);
-        const int rows = std::min(32, m - q * 32);
+      }
+    }
+    for (int q = q0; q < q1; ++q) {
+      const int rows = std::min(32, m - q * 32);
+      for (int p = p0; p < p1; ++p) {
+        const int col = p * kAmxPanel, cols = std::min(kAmxPanel, w.n() - col);
+        const float* out = block_of(q, p);
         for (int i = 0; i < rows; ++i) {
           float* dst = c + static_cast<std::ptrdiff_t>(q * 32 + i) * ldc + col;
           const float* src = out + i * 32;
@@ -510,8 +546,8 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
 #if defined(ATTNSCOPE_AMX)
     const int k_blocks = (k_ + kAmxK - 1) / kAmxK;
     panel_bytes_ = static_cast<std::size_t>(k_blocks) * 4 * kTileElems * sizeof(std::uint16_t);
+    k_blocks_ = k_blocks;
     pack = [&, k_blocks](int p) {
-      std::uint16_t* dst = reinterpret_cast<std::uint16_t*>(data_.get() + p * panel_bytes_);
       const int col0 = p * kAmxPanel, valid = std::min(kAmxPanel, n_ - col0);
       alignas(64) float block[kAmxK][kAmxPanel];  // W's 32 x 32 block, zero outside W
       alignas(64) std::uint16_t hi[kAmxK][kAmxPanel], lo[kAmxK][kAmxPanel];
@@ -530,7 +566,7 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
           for (int half = 0; half < 2; ++half)
             split_16(_mm512_load_ps(&block[kk][half * 16]), &hi[kk][half * 16], &lo[kk][half * 16]);
         // Tile (hi or lo, columns 0-15 or 16-31): row kk / 2, column j % 16, pair element kk % 2.
-        std::uint16_t* tiles = dst + static_cast<std::size_t>(kb) * 4 * kTileElems;
+        std::uint16_t* tiles = const_cast<std::uint16_t*>(bf16_slice(p, kb));
         for (int kk = 0; kk < kAmxK; ++kk) {
           for (int j = 0; j < kAmxPanel; ++j) {
             const std::size_t offset = (kk / 2) * kAmxK + (j % 16) * 2 + kk % 2;

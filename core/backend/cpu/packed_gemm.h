@@ -18,6 +18,7 @@
 // datatype for higher-precision computations", ARITH 2019). Each product is then exact to about
 // 3·2^-17 of itself, and a sum over k of them lands within a few times a float sum's own rounding
 // (tests/unit/packed_gemm_test.cpp measures both).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -37,7 +38,7 @@ std::string to_string(GemmIsa isa);
 // 64-byte-aligned memory. AVX-512/AVX2: a panel is [k x NR] floats, row after row. AMX: NR = 32
 // and k is padded to a multiple of 32; for each block of 32 rows of k a panel holds four 16 x 32
 // bfloat16 tiles in the pair-interleaved layout the tiles multiply: hi of columns 0-15, hi of
-// 16-31, lo of 0-15, lo of 16-31.
+// 16-31, lo of 0-15, lo of 16-31 (see bf16_slice for their order).
 class PackedWeight {
  public:
   // `w` is [k x n] with `stride` floats between rows; with `transposed`, `w` holds Wᵀ: [n x k].
@@ -53,10 +54,18 @@ class PackedWeight {
   const float* panel(int p) const {
     return reinterpret_cast<const float*>(data_.get() + static_cast<std::size_t>(p) * panel_bytes_);
   }
-  const std::uint16_t* bf16_panel(int p) const {
-    return reinterpret_cast<const std::uint16_t*>(data_.get() +
-                                                  static_cast<std::size_t>(p) * panel_bytes_);
+  // AMX: the four tiles of block `kb` of k (32 rows of W) of panel p. The blocks up to the end of
+  // kb's chunk of k (kAmxChunkBlocks blocks) follow it; chunks are stored one after the other, each
+  // panel by panel, in the order the kernel reads them.
+  const std::uint16_t* bf16_slice(int p, int kb) const {
+    const int first = kb / kAmxChunkBlocks * kAmxChunkBlocks;
+    const int blocks_here = std::min(kAmxChunkBlocks, k_blocks_ - first);
+    const std::size_t slice = static_cast<std::size_t>(first) * panels() +
+                              static_cast<std::size_t>(p) * blocks_here + (kb - first);
+    return reinterpret_cast<const std::uint16_t*>(data_.get()) + slice * kAmxSliceElems;
   }
+  static constexpr int kAmxChunkBlocks = 24;          // k = 768 per chunk
+  static constexpr int kAmxSliceElems = 4 * 16 * 32;  // bfloat16 per block of k of one panel
   std::size_t bytes() const { return panel_bytes_ * panels(); }
 
  private:
@@ -64,6 +73,7 @@ class PackedWeight {
   GemmIsa isa_;
   int panel_width_ = 0;
   std::size_t panel_bytes_ = 0;
+  int k_blocks_ = 0;  // AMX: blocks of 32 rows of k
   std::unique_ptr<unsigned char[], void (*)(unsigned char*)> data_;
 };
 
