@@ -113,26 +113,41 @@ struct Prefetch {
   int lines = 0;
 };
 
-// C [MR x cols] = A [MR x k] · panel [k x NR] + bias, for cols <= NR valid columns of the panel.
-// `bias` points at the panel's first column (nullptr: none). The loops over MR and the panel's
-// vectors are unrolled so that the accumulators stay in registers.
+// C [MR x cols] = A [MR x k] · panel [k x NR] + bias, for cols <= NR valid columns of the panel;
+// with `accumulate`, C += A · panel instead (a later chunk of k; bias is then nullptr). `bias`
+// points at the panel's first column (nullptr: none). The loops over MR and the panel's vectors
+// are unrolled so that the accumulators stay in registers.
 template <class Isa, int MR>
 void kernel(const float* a, int lda, const float* panel, int k, const float* bias, float* c,
-            int ldc, int cols, Prefetch prefetch) {
+            int ldc, int cols, bool accumulate, Prefetch prefetch) {
   using V = typename Isa::V;
   constexpr int W = Isa::kWidth, NV = Isa::kVecs, NR = NV * W;
   V acc[MR][NV];
-  float padded_bias[NR];
-  if (bias && cols < NR) {  // the last panel: never read past the bias's end
-    std::fill(padded_bias, padded_bias + NR, 0.0f);
-    std::copy(bias, bias + cols, padded_bias);
-    bias = padded_bias;
-  }
-#pragma GCC unroll 8
-  for (int j = 0; j < NV; ++j) {
-    const V b0 = bias ? Isa::loadu(bias + j * W) : Isa::zero();
+  float padded[NR];
+  if (accumulate) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) acc[i][j] = b0;
+    for (int i = 0; i < MR; ++i) {
+      const float* row = c + static_cast<std::ptrdiff_t>(i) * ldc;
+      if (cols < NR) {  // the last panel: never read past C's valid columns
+        std::fill(padded, padded + NR, 0.0f);
+        std::copy(row, row + cols, padded);
+        row = padded;
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = Isa::loadu(row + j * W);
+    }
+  } else {
+    if (bias && cols < NR) {  // the last panel: never read past the bias's end
+      std::fill(padded, padded + NR, 0.0f);
+      std::copy(bias, bias + cols, padded);
+      bias = padded;
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      const V b0 = bias ? Isa::loadu(bias + j * W) : Isa::zero();
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) acc[i][j] = b0;
+    }
   }
   const char* line = reinterpret_cast<const char*>(prefetch.start);
   int due = 0;  // Bresenham: `lines` prefetches over `k` steps
@@ -165,13 +180,18 @@ void kernel(const float* a, int lda, const float* panel, int k, const float* bia
 }
 
 using KernelFn = void (*)(const float*, int, const float*, int, const float*, float*, int, int,
-                          Prefetch);
+                          bool, Prefetch);
 
 // kernel<Isa, rows> for rows = 1 … kMr.
 template <class Isa, int... R>
 constexpr auto kernel_table(std::integer_sequence<int, R...>) {
   return std::array<KernelFn, sizeof...(R)>{&kernel<Isa, R + 1>...};
 }
+
+// k is walked in chunks of kFloatChunk: a row chunk's A for one chunk of k (64 x 768 floats,
+// 192 KB) and a panel's part of it stay in L2 with room for the next part coming in (at k = 3072,
+// mlp_down, A alone took 768 KB).
+constexpr int kFloatChunk = 768;
 
 // Rows [r0, r1) x panels [p0, p1) of C.
 template <class Isa>
@@ -180,22 +200,36 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
   static constexpr auto kernels = kernel_table<Isa>(std::make_integer_sequence<int, Isa::kMr>{});
   constexpr int NR = panel_width<Isa>();
   const int blocks = (r1 - r0 + Isa::kMr - 1) / Isa::kMr;
-  const long panel_lines = static_cast<long>(w.k()) * NR / kFloatsPerLine;
-  for (int p = p0; p < p1; ++p) {
-    const int col = p * NR;
-    const int cols = std::min(NR, w.n() - col);
-    const float* b = bias ? bias + col : nullptr;
-    const float* next = p + 1 < p1 ? w.panel(p + 1) : nullptr;
-    for (int blk = 0; blk < blocks; ++blk) {
-      const int r = r0 + blk * Isa::kMr;
-      const int rows = std::min(Isa::kMr, r1 - r);
-      Prefetch pf;
-      if (next) {  // lines [first, last) of the next panel for this row block
-        const long first = panel_lines * blk / blocks, last = panel_lines * (blk + 1) / blocks;
-        pf = {next + first * kFloatsPerLine, static_cast<int>(last - first)};
+  for (int kc = 0; kc < w.k() || kc == 0; kc += kFloatChunk) {
+    const int kn = std::min(kFloatChunk, w.k() - kc);
+    for (int p = p0; p < p1; ++p) {
+      const int col = p * NR;
+      const int cols = std::min(NR, w.n() - col);
+      const float* b = bias && kc == 0 ? bias + col : nullptr;
+      // The next part of a panel to read (the next panel's, or the first panel's of the next
+      // chunk of k), into L2, spread over this part's row blocks.
+      const float* next = nullptr;
+      long next_lines = 0;
+      if (p + 1 < p1) {
+        next = w.panel(p + 1) + static_cast<std::ptrdiff_t>(kc) * NR;
+        next_lines = static_cast<long>(kn) * NR / kFloatsPerLine;
+      } else if (kc + kFloatChunk < w.k()) {
+        next = w.panel(p0) + static_cast<std::ptrdiff_t>(kc + kFloatChunk) * NR;
+        next_lines = static_cast<long>(std::min(kFloatChunk, w.k() - kc - kFloatChunk)) * NR /
+                     kFloatsPerLine;
       }
-      kernels[rows - 1](a + static_cast<std::ptrdiff_t>(r) * lda, lda, w.panel(p), w.k(), b,
-                        c + static_cast<std::ptrdiff_t>(r) * ldc + col, ldc, cols, pf);
+      for (int blk = 0; blk < blocks; ++blk) {
+        const int r = r0 + blk * Isa::kMr;
+        const int rows = std::min(Isa::kMr, r1 - r);
+        Prefetch pf;
+        if (next) {  // lines [first, last) of the next part for this row block
+          const long first = next_lines * blk / blocks, last = next_lines * (blk + 1) / blocks;
+          pf = {next + first * kFloatsPerLine, static_cast<int>(last - first)};
+        }
+        kernels[rows - 1](a + static_cast<std::ptrdiff_t>(r) * lda + kc, lda,
+                          w.panel(p) + static_cast<std::ptrdiff_t>(kc) * NR, kn, b,
+                          c + static_cast<std::ptrdiff_t>(r) * ldc + col, ldc, cols, kc > 0, pf);
+      }
     }
   }
 }
