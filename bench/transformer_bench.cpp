@@ -83,10 +83,7 @@ Backend& cpu_backend() {
 struct FloatKernel {
   Gpt2Network net = make_gpt2_small();
   std::unique_ptr<Backend> backend;
-  FloatKernel() {
-    ::setenv("ATTNSCOPE_CPU_GEMM", "fp32", 1);
-    backend = make_cpu_backend();
-    ::unsetenv("ATTNSCOPE_CPU_GEMM");
+  FloatKernel() : backend(make_cpu_backend(CpuPrecision::kFloat)) {
     net.forward_ids({0}, *backend);
   }
 };

@@ -182,19 +182,28 @@ TEST(PackedGemmTest, AmxSplitIsFarCloserThanOneBfloat16AndNearFloat) {
   EXPECT_LT(amx, 20 * fp32);
 }
 
-// ATTNSCOPE_CPU_GEMM=fp32 keeps the CPU backend on float arithmetic.
-TEST(PackedGemmTest, EnvironmentChoosesFloatKernel) {
+// CpuPrecision::kFloat, or ATTNSCOPE_CPU_GEMM=fp32 in the environment, keeps the CPU backend on
+// float arithmetic.
+TEST(PackedGemmTest, FloatPrecisionKeepsTheFloatKernel) {
   if (packed_gemm_isas().empty()) GTEST_SKIP() << "no vector kernel in this build";
   ::setenv("ATTNSCOPE_CPU_GEMM", "fp32", 1);
-  const auto be = make_cpu_backend();
+  const auto from_env = make_cpu_backend();
   ::unsetenv("ATTNSCOPE_CPU_GEMM");
-  EXPECT_EQ(be->description().find("AMX"), std::string::npos) << be->description();
+  const auto asked = make_cpu_backend(CpuPrecision::kFloat);
+  const auto fastest = make_cpu_backend();
   const Matrix x = randn(33, 768, 81), w = randn(768, 100, 82), b = randn(1, 100, 83);
-  const Tensor tw = be->upload(w);
-  const auto prepared = be->prepare_weight(tw, false);
-  Tensor y = be->alloc(33, 100);
-  be->linear(be->upload(x), tw, false, prepared.get(), be->upload(b), y);
-  EXPECT_LE(tolerance_ratio(be->download(y), reference_linear(x, w, false, &b), 1e-4, 1e-5), 1.0);
+  const MatrixD want = reference_linear(x, w, false, &b);
+  for (Backend* be : {from_env.get(), asked.get()}) {
+    EXPECT_EQ(be->description().find("AMX"), std::string::npos) << be->description();
+    const Tensor tw = be->upload(w);
+    const auto prepared = be->prepare_weight(tw, false);
+    Tensor y = be->alloc(33, 100);
+    be->linear(be->upload(x), tw, false, prepared.get(), be->upload(b), y);
+    EXPECT_LE(tolerance_ratio(be->download(y), want, 1e-4, 1e-5), 1.0);
+  }
+  EXPECT_EQ(fastest->description().find("AMX") != std::string::npos,
+            packed_gemm_isas().front() == GemmIsa::kAmxBf16x3)
+      << fastest->description();
 }
 
 TEST(PackedGemmTest, BackendLinearWithAndWithoutPreparedWeightAgree) {

@@ -71,12 +71,10 @@ struct CpuPreparedWeight final : PreparedWeight {
   PackedWeight packed;
 };
 
-// The kernel for the linear layers: the fastest this build and processor have, except that
-// ATTNSCOPE_CPU_GEMM=fp32 keeps to float arithmetic (no AMX bf16x3, packed_gemm.h), for results
-// that must match a float computation as closely as possible.
-std::optional<GemmIsa> chosen_gemm_isa() {
+// The kernel for the linear layers (cpu_backend.h: CpuPrecision).
+std::optional<GemmIsa> chosen_gemm_isa(CpuPrecision precision) {
   const char* env = std::getenv("ATTNSCOPE_CPU_GEMM");
-  const bool float_only = env && std::string(env) == "fp32";
+  const bool float_only = precision == CpuPrecision::kFloat || (env && std::string(env) == "fp32");
   for (GemmIsa isa : packed_gemm_isas())
     if (!float_only || isa != GemmIsa::kAmxBf16x3) return isa;
   return std::nullopt;
@@ -84,6 +82,8 @@ std::optional<GemmIsa> chosen_gemm_isa() {
 
 class CpuBackend final : public Backend {
  public:
+  explicit CpuBackend(CpuPrecision precision) : isa_(chosen_gemm_isa(precision)) {}
+
   std::string name() const override { return "cpu"; }
   std::string description() const override {
     const int threads = work_sharing_threads();
@@ -271,13 +271,13 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  const std::optional<GemmIsa> isa_ = chosen_gemm_isa();
+  const std::optional<GemmIsa> isa_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() {
-  return std::make_unique<CpuBackend>();
+std::unique_ptr<Backend> make_cpu_backend(CpuPrecision precision) {
+  return std::make_unique<CpuBackend>(precision);
 }
 
 }  // namespace attnscope
