@@ -234,6 +234,24 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
   }
 }
 
+// Work items are (row chunk, panel group) pairs: into how many groups of panels, of how many
+// panels each, a product's panels are cut. About four items per thread, so a thread that started
+// late (the machine is busy) still finds work; but each item gets at least `min_item_flops`, so the
+// hand-over costs stay small.
+struct PanelGroups {
+  int groups, per_group;
+};
+PanelGroups split_panels(int m, const PackedWeight& w, int row_chunks, double min_item_flops) {
+  const double flops = 2.0 * m * w.k() * static_cast<double>(w.n());
+  const int threads = work_sharing_threads();
+  int groups = 1;
+  if (threads > 1 && flops > 2e6)
+    groups = std::clamp(static_cast<int>(4 * threads / row_chunks), 1,
+                        std::max(1, static_cast<int>(flops / row_chunks / min_item_flops)));
+  groups = std::min(groups, w.panels());
+  return {groups, (w.panels() + groups - 1) / groups};
+}
+
 template <class Isa>
 void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bias, float* c,
           int ldc) {
@@ -242,16 +260,7 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
   constexpr int kRowChunk = 64;
   const int row_chunks = (m + kRowChunk - 1) / kRowChunk;
   const int panels = w.panels();
-  const double flops = 2.0 * m * w.k() * static_cast<double>(w.n());
-  const int threads = work_sharing_threads();
-  // About four items per thread, so a thread that started late (the machine is busy) still finds
-  // work; but each item gets at least ~1 MFLOP so the hand-over costs stay small.
-  int groups = 1;
-  if (threads > 1 && flops > 2e6)
-    groups = std::clamp(static_cast<int>(4 * threads / row_chunks), 1,
-                        std::max(1, static_cast<int>(flops / row_chunks / 1e6)));
-  groups = std::min(groups, panels);
-  const int per_group = (panels + groups - 1) / groups;
+  const auto [groups, per_group] = split_panels(m, w, row_chunks, 1e6);
   const int items = row_chunks * groups;
   auto run = [&](int item) {
     const int rc = item / groups, g = item % groups;
@@ -440,14 +449,7 @@ void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float
   const int pairs = (row_blocks + 1) / 2;
   const int row_chunks = (pairs + kPairsPerChunk - 1) / kPairsPerChunk;
   const int panels = w.panels();
-  const double flops = 2.0 * m * w.k() * static_cast<double>(w.n());
-  const int threads = work_sharing_threads();
-  int groups = 1;
-  if (threads > 1 && flops > 2e6)
-    groups = std::clamp(static_cast<int>(4 * threads / row_chunks), 1,
-                        std::max(1, static_cast<int>(flops / row_chunks / 4e6)));
-  groups = std::min(groups, panels);
-  const int per_group = (panels + groups - 1) / groups;
+  const auto [groups, per_group] = split_panels(m, w, row_chunks, 4e6);
   // k is walked in chunks of PackedWeight::kAmxChunkBlocks (768): a row pair's A tiles for one
   // chunk (96 KB) and a panel's slice of it (96 KB) stay in L2 with room for the next slice coming
   // in. With all of k = 3072 at once (mlp_down) they did not, and that product ran at ~60% of the
