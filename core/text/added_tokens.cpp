@@ -80,4 +80,14 @@ std::vector<TextPiece> split_on_added_tokens(std::string_view text,
   return pieces;
 }
 
+Token added_piece_token(std::string_view text, const TextPiece& piece,
+                        const std::vector<AddedToken>& added) {
+  return {added[piece.added_index].id,
+          std::string(text.substr(piece.start, piece.end - piece.start)),
+          piece.start,
+          piece.end,
+          false,
+          false};
+}
+
 }  // namespace attnscope

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text/token.h"
+
 namespace attnscope {
 
 struct AddedToken {
@@ -26,5 +28,10 @@ struct TextPiece {
 // Pieces cover the text without gaps, in order.
 std::vector<TextPiece> split_on_added_tokens(std::string_view text,
                                              const std::vector<AddedToken>& added);
+
+// The token for an added-token piece of `text`: its id, and the matched text (white space taken by
+// lstrip/rstrip included) with its offsets. Typed by the user, so not `special`.
+Token added_piece_token(std::string_view text, const TextPiece& piece,
+                        const std::vector<AddedToken>& added);
 
 }  // namespace attnscope

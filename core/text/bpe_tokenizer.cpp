@@ -429,10 +429,7 @@ Tokens BpeTokenizer::encode(std::string_view text) const {
   WordPieces pieces;
   for (const TextPiece& piece : split_on_added_tokens(text, impl_->added)) {
     if (piece.added_index >= 0) {
-      // The piece is the matched text, white space taken by lstrip/rstrip included.
-      const AddedToken& added = impl_->added[piece.added_index];
-      tokens.push_back({added.id, std::string(text.substr(piece.start, piece.end - piece.start)),
-                        piece.start, piece.end, false, false});
+      tokens.push_back(added_piece_token(text, piece, impl_->added));
       continue;
     }
     const std::string_view segment = text.substr(piece.start, piece.end - piece.start);
