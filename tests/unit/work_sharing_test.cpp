@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "tests/common/reference.h"
 
 namespace attnscope {
 namespace {
@@ -36,21 +36,13 @@ TEST(WorkSharingTest, ConcurrentAndNestedCallersNeverDeadlock) {
   EXPECT_EQ(total.load(), 4L * 200 * (24 * 25 / 2));
 }
 
-Matrix random_matrix(int rows, int cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist;
-  Matrix m(rows, cols);
-  for (int i = 0; i < m.size(); ++i) m.data()[i] = dist(rng);
-  return m;
-}
-
 // Shapes of GPT-2 small's products (large enough to be split across threads).
 TEST(WorkSharingTest, SplitMatmulEqualsDoubleProduct) {
   const auto backend = make_cpu_backend();
-  const Matrix a = random_matrix(37, 768, 1);
-  const Matrix b = random_matrix(768, 1000, 2);   // x·W
-  const Matrix bt = random_matrix(1001, 768, 3);  // x·Wᵀ, odd width
-  const Matrix c0 = random_matrix(37, 1000, 4);
+  const Matrix a = test::randn(37, 768, 1);
+  const Matrix b = test::randn(768, 1000, 2);   // x·W
+  const Matrix bt = test::randn(1001, 768, 3);  // x·Wᵀ, odd width
+  const Matrix c0 = test::randn(37, 1000, 4);
   const Eigen::MatrixXd ad = a.cast<double>();
   {
     Tensor c = backend->upload(c0);
