@@ -37,6 +37,17 @@ void handle_token_hover(ViewContext& ctx, ImVec2 a, ImVec2 b, int token) {
     if (ImGui::IsMouseClicked(0)) ctx.app.slots[ctx.slot].locked_token = token;
   }
 }
+
+// Where a view of this file was drawn, for ctx.layout (in pixels of the saved image).
+nlohmann::json layout_box(const ViewContext& ctx, const char* view, ImVec2 origin, ImVec2 size) {
+  return {{"view", view},
+          {"slot", ctx.slot},
+          {"x", origin.x * ctx.pixel_scale},
+          {"y", origin.y * ctx.pixel_scale},
+          {"w", size.x * ctx.pixel_scale},
+          {"h", size.y * ctx.pixel_scale},
+          {"focus", ctx.focus}};
+}
 }  // namespace
 
 void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
@@ -102,16 +113,12 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
     if (i < n) handle_token_hover(ctx, ImVec2(origin.x, y), ImVec2(xl, y + row_h), i);
     if (i < m) handle_token_hover(ctx, ImVec2(xr, y), ImVec2(origin.x + size.x, y + row_h), i);
   }
-  if (ctx.layout)
-    ctx.layout->push_back({{"view", "columns"},
-                           {"slot", ctx.slot},
-                           {"x", origin.x * ctx.pixel_scale},
-                           {"y", origin.y * ctx.pixel_scale},
-                           {"w", size.x * ctx.pixel_scale},
-                           {"h", size.y * ctx.pixel_scale},
-                           {"row_h", row_h * ctx.pixel_scale},
-                           {"top", top * ctx.pixel_scale},
-                           {"focus", ctx.focus}});
+  if (ctx.layout) {
+    nlohmann::json box = layout_box(ctx, "columns", origin, size);
+    box["row_h"] = row_h * ctx.pixel_scale;
+    box["top"] = top * ctx.pixel_scale;
+    ctx.layout->push_back(std::move(box));
+  }
   ImGui::Dummy(size);
 }
 
@@ -198,14 +205,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
     dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim,
                 "hover or click a token to see its arcs");
   }
-  if (ctx.layout)
-    ctx.layout->push_back({{"view", "arcs"},
-                           {"slot", ctx.slot},
-                           {"x", origin.x * ctx.pixel_scale},
-                           {"y", origin.y * ctx.pixel_scale},
-                           {"w", size.x * ctx.pixel_scale},
-                           {"h", size.y * ctx.pixel_scale},
-                           {"focus", ctx.focus}});
+  if (ctx.layout) ctx.layout->push_back(layout_box(ctx, "arcs", origin, size));
   ImGui::Dummy(size);
 }
 
