@@ -23,7 +23,9 @@ class TraceSax final : public nlohmann::json_sax<json> {
 
   std::map<std::string, json> keys;  // every top-level key but "attention"
   std::vector<float> weights;        // attention, flattened in file order
-  std::vector<size_t> shape;         // attention's [layers, heads, queries, keys]
+  static constexpr size_t kUnknown = static_cast<size_t>(-1);
+  // attention's [layers, heads, queries, keys]; kUnknown for a level no array of which closed yet.
+  std::vector<size_t> shape;
   bool saw_attention = false;
 
   bool null() override { return value(json(nullptr), "null"); }
@@ -83,8 +85,9 @@ class TraceSax final : public nlohmann::json_sax<json> {
     std::string what = e.what();
     if (const size_t colon = what.rfind(": "); colon != std::string::npos)
       what = what.substr(colon + 2);
-    throw TraceError(name_ + ": not valid JSON at byte " + std::to_string(position) + " (near '" +
-                     last_token.substr(0, 40) + "'): " + what);
+    const std::string where = in_attention_ ? " in key '" + element_path() + "'" : "";
+    throw TraceError(name_ + ": not valid JSON at byte " + std::to_string(position) + where +
+                     " (near '" + last_token.substr(0, 40) + "'): " + what);
   }
 
  private:
@@ -92,6 +95,13 @@ class TraceSax final : public nlohmann::json_sax<json> {
     throw TraceError(name_ + ": expected a JSON object (attnscope-trace/1) at the top, found " +
                      found);
   }
+  // The element about to be added at the innermost open level.
+  std::string element_path() const {
+    std::string p = attention_path();
+    if (!counts_.empty()) p.append("[").append(std::to_string(counts_.back())).append("]");
+    return p;
+  }
+  // The innermost open array.
   std::string attention_path() const {
     std::string p = "attention";
     // append, not operator+: GCC 12 gives a false -Wrestrict on "[" + std::to_string(…).
@@ -101,7 +111,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
   }
   [[noreturn]] bool fail_here(const std::string& found) {
     if (depth_ == 0) top_level(found);
-    const std::string key = in_attention_ ? attention_path() : current_key_;
+    const std::string key = in_attention_ ? element_path() : current_key_;
     throw TraceError(
         name_ + ": key '" + key + "': expected " +
         (in_attention_ ? "numbers in 4 nested arrays [layer][head][query][key]" : "a JSON value") +
@@ -113,8 +123,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
     if (depth_ == 0) top_level(kind.empty() ? "a number" : kind);
     if (in_attention_) {
       if (v.is_null() && counts_.size() == 4) {
-        counts_.back()++;
-        throw TraceError(name_ + ": key '" + attention_path() +
+        throw TraceError(name_ + ": key '" + element_path() +
                          "': expected a number, found null (NaN or infinity)");
       }
       return fail_here(kind);
@@ -166,7 +175,6 @@ class TraceSax final : public nlohmann::json_sax<json> {
     if (!in_attention_) return false;
     if (counts_.size() != 4) {
       if (counts_.empty()) fail_here("a number");
-      counts_.back()++;
       fail_here("a number where an array belongs");
     }
     counts_.back()++;
@@ -177,8 +185,8 @@ class TraceSax final : public nlohmann::json_sax<json> {
     const size_t level = counts_.size() - 1, found = counts_.back();
     static const char* what[4] = {"layers", "heads", "rows (one per query token)",
                                   "numbers (one per key token)"};
-    if (shape.size() <= level) {
-      shape.resize(level + 1, 0);
+    if (shape.size() < 4) shape.assign(4, kUnknown);  // inner levels close first
+    if (shape[level] == kUnknown) {
       shape[level] = found;
     } else if (shape[level] != found) {
       throw TraceError(name_ + ": key '" + attention_path() + "': expected " +
@@ -334,6 +342,12 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
     throw TraceError(name +
                      ": key 'attention': expected 4 nested arrays, "
                      "found nothing");
+  // A level no array of which closed lies below an empty one: attention: [] or [[]].
+  for (size_t d : sax.shape)
+    if (d == TraceSax::kUnknown || d == 0)
+      throw TraceError(name +
+                       ": key 'attention': expected at least one layer, head and token, "
+                       "found an empty array");
   fill_attention(trace, sax.weights.data(), sax.weights.size(), sax.shape, name);
   validate_trace(trace, name);
   return trace;
