@@ -184,7 +184,10 @@ int run_gui(const GuiOptions& options) {
   if (options.text || options.text2)
     for (SlotState& s : app.state.slots) s.preferred_word.clear();
   app.choose_backend(options.backend);
-  app.open_model(options.model);
+  if (options.model_instance)
+    app.use_model(options.model_instance, options.model);
+  else
+    app.open_model(options.model);
   if (!settings_problem.empty())
     app.state.message = settings_problem, app.state.message_is_error = true;
 

@@ -1,11 +1,17 @@
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace attnscope {
 
+class Model;
+
 struct GuiOptions {
   std::string model = "lesson";
+  // A model already opened (`view FILE`: the stored trace, read and validated before the window
+  // opens); shown under the label `model`. Null: open `model` as a spec.
+  std::shared_ptr<const Model> model_instance;
   std::optional<std::string> text;   // first sentence; default: the "bank" example
   std::optional<std::string> text2;  // second sentence (shown side by side)
   std::string backend = "auto";
