@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
   t.model = {"gpt2-shaped", "gpt2", layers, heads, nlohmann::json::object()};
   t.backend = "cpu";
   for (int i = 0; i < n; ++i) {
-    t.tokens.push_back({i, " tok" + std::to_string(i), static_cast<int>(t.text.size()), 0, false,
-                        false});
+    t.tokens.push_back(
+        {i, " tok" + std::to_string(i), static_cast<int>(t.text.size()), 0, false, false});
     t.text += " tok" + std::to_string(i);
     t.tokens.back().end = static_cast<int>(t.text.size());
   }
@@ -66,11 +66,11 @@ int main(int argc, char** argv) {
   } else {
     const TraceWriter& writer = trace_writer(format);
     const TraceSlice slice = format == "csv" ? select_trace(t, "0", "0") : whole_trace(t);
-    ExportTarget target{out, [&](const std::string& suffix,
-                                 const std::function<void(std::ostream&)>& fn) {
-                          std::ofstream side(path + suffix, std::ios::binary);
-                          fn(side);
-                        }};
+    ExportTarget target{
+        out, [&](const std::string& suffix, const std::function<void(std::ostream&)>& fn) {
+          std::ofstream side(path + suffix, std::ios::binary);
+          fn(side);
+        }};
     writer.write(slice, target);
   }
   out.flush();

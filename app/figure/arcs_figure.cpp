@@ -38,27 +38,35 @@ Figure build(const FigureRequest& r) {
   fig.height = baseline + kFigureFont * 1.8f + pad;
   fig.background = pal.background;
   if (r.title)
-    fig.add(FigureText{pad, pad + kFigureTitleFont,
-                       request_title(r) + (r.focus >= 0 ? " \xC2\xB7 query \xE2\x80\x9C" +
-                                                              token_label(tokens[r.focus], 10) +
-                                                              "\xE2\x80\x9D"
-                                                        : std::string()),
-                       kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
+    fig.add(FigureText{
+        pad, pad + kFigureTitleFont,
+        request_title(r) + (r.focus >= 0 ? " \xC2\xB7 query \xE2\x80\x9C" +
+                                               token_label(tokens[r.focus], 10) + "\xE2\x80\x9D"
+                                         : std::string()),
+        kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
   auto arc = [&](int i, int j, float t, bool strong) {
     const Rgba c = with_alpha(pal.arc, strong ? 0.25f + 0.75f * t : 0.75f * t);
     const float thickness = strong ? 1.0f + 7.0f * t : 0.5f + 3.0f * t;
     if (i == j) {  // attention to itself: a small loop above the token
       const float cx = centers[i], h = kFigureFont * 1.2f;
-      fig.add(FigurePath{{{cx - 3, baseline}, {cx - h, baseline - h * 1.4f},
-                          {cx + h, baseline - h * 1.4f}, {cx + 3, baseline}},
-                         c, thickness, true});
+      fig.add(FigurePath{{{cx - 3, baseline},
+                          {cx - h, baseline - h * 1.4f},
+                          {cx + h, baseline - h * 1.4f},
+                          {cx + 3, baseline}},
+                         c,
+                         thickness,
+                         true});
       return 0.0f;
     }
     const float dx = std::fabs(centers[j] - centers[i]);
     const float hgt = std::min(max_h, dx * 0.55f + kFigureFont * 0.5f);
-    fig.add(FigurePath{{{centers[i], baseline}, {centers[i], baseline - hgt * 1.33f},
-                        {centers[j], baseline - hgt * 1.33f}, {centers[j], baseline}},
-                       c, thickness, true});
+    fig.add(FigurePath{{{centers[i], baseline},
+                        {centers[i], baseline - hgt * 1.33f},
+                        {centers[j], baseline - hgt * 1.33f},
+                        {centers[j], baseline}},
+                       c,
+                       thickness,
+                       true});
     return hgt;
   };
   if (r.focus >= 0) {

@@ -13,7 +13,9 @@
 namespace attnscope {
 
 namespace {
-void set(cairo_t* cr, Rgba c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
+void set(cairo_t* cr, Rgba c) {
+  cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a);
+}
 
 struct Painter {
   cairo_t* cr;
@@ -33,8 +35,7 @@ struct Painter {
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
   }
   void operator()(const FigureText& t) {
-    cairo_select_font_face(cr, t.mono ? "DejaVu Sans Mono" : "DejaVu Sans",
-                           CAIRO_FONT_SLANT_NORMAL,
+    cairo_select_font_face(cr, t.mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                            t.bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, t.size);
     cairo_text_extents_t ext;
@@ -57,7 +58,8 @@ struct Painter {
       cairo_curve_to(cr, p.points[1][0], p.points[1][1], p.points[2][0], p.points[2][1],
                      p.points[3][0], p.points[3][1]);
     else
-      for (size_t k = 1; k < p.points.size(); ++k) cairo_line_to(cr, p.points[k][0], p.points[k][1]);
+      for (size_t k = 1; k < p.points.size(); ++k)
+        cairo_line_to(cr, p.points[k][0], p.points[k][1]);
     set(cr, p.color);
     cairo_set_line_width(cr, p.width);
     cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);

@@ -33,8 +33,8 @@ struct FigureText {
   float size;
   Rgba color;
   Anchor anchor = Anchor::kStart;
-  bool mono = false;     // DejaVu Sans Mono (numbers), else DejaVu Sans
-  bool vertical = false; // rotated 90° counter-clockwise, reading bottom to top
+  bool mono = false;      // DejaVu Sans Mono (numbers), else DejaVu Sans
+  bool vertical = false;  // rotated 90° counter-clockwise, reading bottom to top
   bool bold = false;
 };
 

@@ -20,10 +20,10 @@ Rgba rgb8(int r, int g, int b, int a = 255) {
 
 FigurePalette figure_palette(bool light) {
   if (light)
-    return {rgb8(255, 255, 255), rgb8(0, 0, 0),     rgb8(70, 70, 70),   rgb8(0, 70, 190),
+    return {rgb8(255, 255, 255), rgb8(0, 0, 0),    rgb8(70, 70, 70),   rgb8(0, 70, 190),
             rgb8(200, 60, 0),    rgb8(0, 70, 190), rgb8(120, 120, 120)};
-  return {rgb8(28, 28, 33),    rgb8(235, 235, 240), rgb8(160, 160, 170), rgb8(110, 170, 255),
-          rgb8(255, 150, 60),  rgb8(120, 190, 255), rgb8(90, 90, 100)};
+  return {rgb8(28, 28, 33),   rgb8(235, 235, 240), rgb8(160, 160, 170), rgb8(110, 170, 255),
+          rgb8(255, 150, 60), rgb8(120, 190, 255), rgb8(90, 90, 100)};
 }
 
 float text_width(const std::string& text, float size, bool mono) {
@@ -105,9 +105,8 @@ void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float c
       }
   }
   if (!key.empty())
-    fig.layout[key] = {{"x0", x0},     {"y0", y0},     {"cell", cell},
-                       {"rows", rows}, {"cols", cols}, {"vmin", vmin},
-                       {"vmax", vmax}, {"colormap", map.name},
+    fig.layout[key] = {{"x0", x0},        {"y0", y0},     {"cell", cell}, {"rows", rows},
+                       {"cols", cols},    {"vmin", vmin}, {"vmax", vmax}, {"colormap", map.name},
                        {"vector", vector}};
 }
 
@@ -132,8 +131,8 @@ float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, 
     fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, buf, kFigureMonoFont, pal.text,
                        FigureText::Anchor::kStart, true});
   }
-  fig.layout["colorbar"] = {{"x", x}, {"y", y}, {"w", bar_w}, {"h", h}, {"vmin", vmin},
-                            {"vmax", vmax}, {"ticks", ticks}};
+  fig.layout["colorbar"] = {{"x", x},       {"y", y},       {"w", bar_w},    {"h", h},
+                            {"vmin", vmin}, {"vmax", vmax}, {"ticks", ticks}};
   return colorbar_width();
 }
 

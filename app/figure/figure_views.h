@@ -25,8 +25,8 @@ struct FigureRequest {
 };
 
 struct FigureView {
-  std::string name;         // "heatmap"
-  std::string description;  // for --help
+  std::string name;                                   // "heatmap"
+  std::string description;                            // for --help
   std::function<Figure(const FigureRequest&)> build;  // throws UsageError/Error with a reason
 };
 

@@ -47,7 +47,8 @@ Figure build(const FigureRequest& r) {
   const float block_w = label_w + pad + n * cell_w + pad;
   const Matrix* mats[] = {&s.scores, &s.scaled, &s.weights};
   const char* titles[] = {"scores  Q\xC2\xB7K\xE1\xB5\x80",
-                          "scaled  \xC3\xB7 \xE2\x88\x9A" "d\xE2\x82\x96",
+                          "scaled  \xC3\xB7 \xE2\x88\x9A"
+                          "d\xE2\x82\x96",
                           "weights  softmax, rows sum to 1"};
   Figure fig;
   const float natural = pad + 3 * (block_w + pad);

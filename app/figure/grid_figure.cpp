@@ -24,17 +24,17 @@ Figure build(const FigureRequest& r) {
   Figure fig;
   fig.width = r.width > 0 ? r.width : std::clamp(left + right + heads * 72.0f, 480.0f, 1400.0f);
   const float thumb = (fig.width - left - right) / heads - gap;
-  if (thumb < 4.0f) throw UsageError("--width is too small for a grid of " +
-                                     std::to_string(heads) + " heads");
+  if (thumb < 4.0f)
+    throw UsageError("--width is too small for a grid of " + std::to_string(heads) + " heads");
   const float top = pad + title_h + kFigureFont * 1.6f;
   fig.height = top + layers * (thumb + gap) + pad;
   fig.background = pal.background;
   std::string name = t.model.name.empty() ? t.model.kind : t.model.name;
   if (r.title)
-    fig.add(FigureText{pad, pad + kFigureTitleFont,
-                       name + " \xC2\xB7 every layer and head \xC2\xB7 " + std::to_string(n) +
-                           " tokens",
-                       kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
+    fig.add(FigureText{
+        pad, pad + kFigureTitleFont,
+        name + " \xC2\xB7 every layer and head \xC2\xB7 " + std::to_string(n) + " tokens",
+        kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
   // Vector cells while the whole grid stays a reasonable file; rasters beyond.
   const bool vector = static_cast<long long>(layers) * heads * n * n <= 60000;
   for (int h = 0; h < heads; ++h)
@@ -48,12 +48,12 @@ Figure build(const FigureRequest& r) {
                        FigureText::Anchor::kEnd});
     for (int h = 0; h < heads; ++h)
       add_heatmap_cells(fig, t.attention[l][h], left + h * (thumb + gap), y, thumb / n, map, 0.0f,
-                        vmax > 0 ? vmax : 1.0f, false,
-                        l == 0 && h == 0 ? "grid_first" : "", vector ? n : 0);
+                        vmax > 0 ? vmax : 1.0f, false, l == 0 && h == 0 ? "grid_first" : "",
+                        vector ? n : 0);
   }
   add_colorbar(fig, left + heads * (thumb + gap) + pad, top, layers * (thumb + gap) - gap, map,
                0.0f, vmax > 0 ? vmax : 1.0f, pal);
-  fig.layout["grid"] = {{"left", left}, {"top", top}, {"thumb", thumb}, {"gap", gap},
+  fig.layout["grid"] = {{"left", left},     {"top", top},     {"thumb", thumb}, {"gap", gap},
                         {"layers", layers}, {"heads", heads}, {"vmax", vmax}};
   return fig;
 }

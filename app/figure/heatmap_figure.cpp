@@ -55,8 +55,8 @@ Figure build(const FigureRequest& r) {
     const Rgba c = i == r.focus ? pal.focus : (t.special || t.unknown) ? pal.text_dim : pal.text;
     const float mid = (i + 0.5f) * cell + kFigureFont * 0.36f;
     fig.add(FigureText{left - pad, top + mid, labels[i], kFigureFont, c, FigureText::Anchor::kEnd});
-    fig.add(FigureText{left + mid, top - pad, labels[i], kFigureFont, c,
-                       FigureText::Anchor::kStart, false, true});
+    fig.add(FigureText{left + mid, top - pad, labels[i], kFigureFont, c, FigureText::Anchor::kStart,
+                       false, true});
   }
   if (r.title)
     fig.add(FigureText{pad, pad + kFigureTitleFont + kFigureFont * 1.4f,

@@ -46,8 +46,8 @@ Figure build(const FigureRequest& r) {
         if (t < 0.01f) continue;
         const float alpha = r.focus < 0 ? 0.9f * t : focused ? 0.15f + 0.85f * t : 0.04f + 0.2f * t;
         const float width = r.focus < 0 ? 0.5f + 2.5f * t : focused ? 1.0f + 4.0f * t : 0.5f + t;
-        fig.add(FigurePath{{{xl + 4, yi}, {xr - 4, top + (j + 0.5f) * row_h}},
-                           with_alpha(pal.arc, alpha), width});
+        fig.add(FigurePath{
+            {{xl + 4, yi}, {xr - 4, top + (j + 0.5f) * row_h}}, with_alpha(pal.arc, alpha), width});
       }
     }
   for (int i = 0; i < n; ++i) {

@@ -25,7 +25,9 @@ std::string num(float v) {
 
 std::string color(Rgba c) {
   char buf[8];
-  auto byte = [](float v) { return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
+  auto byte = [](float v) {
+    return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255));
+  };
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", byte(c.r), byte(c.g), byte(c.b));
   return buf;
 }
@@ -40,10 +42,18 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
         // XML 1.0 forbids most control characters even as references.
         out += (static_cast<unsigned char>(ch) < 0x20 && ch != '\t') ? ' ' : ch;
