@@ -24,6 +24,7 @@
 #include "app/render/gl_objects.h"
 #include "app/render/heatmap_renderer.h"
 #include "app/ui/colormap.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
@@ -375,6 +376,8 @@ int run_gui(const GuiOptions& options) {
       if (!path.empty()) {
         try {
           write_png(path, fb_w, fb_h);
+          if (headless && !options.export_view.empty())
+            export_current_view(app, prefs, 0, "heatmap", options.export_view);
           app.state.message = "saved " + path;
           app.state.message_is_error = false;
         } catch (const std::exception& e) {

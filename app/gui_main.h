@@ -28,6 +28,9 @@ struct GuiOptions {
   // Testing aid (hidden option): in a headless run, the pointer rests at this point ("X,Y" in
   // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
   std::string hover;
+  // Testing aid (hidden option): at the end of a headless run, File > Export view… writes the
+  // heatmap of sentence 1 to this file (.svg, .pdf or .png), as the window shows it.
+  std::string export_view;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

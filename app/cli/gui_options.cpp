@@ -22,6 +22,9 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
                    ? std::string()
                    : std::string("expected WIDTHxHEIGHT, e.g. 1280x720");
       });
+  app->add_option("--export-view", gui.export_view,
+                  "testing: export the heatmap as the window shows it at exit")
+      ->group("");
   app->add_option("--theme", gui.theme, "color theme (light is made for projectors)")
       ->check(CLI::IsMember({"dark", "light"}));
 }

@@ -227,3 +227,99 @@ TEST_F(Figure, StoredTracesRenderAndTheFormulaSaysWhatItNeeds) {
 
 }  // namespace
 }  // namespace attnscope
+
+namespace attnscope {
+namespace {
+
+// The heatmap as the window drew it: for each cell the screenshot's pixel near its top-left.
+std::vector<std::array<int, 3>> app_cells(const test::Image& shot, const nlohmann::json& hm) {
+  std::vector<std::array<int, 3>> out;
+  const double x0 = hm["x0"], y0 = hm["y0"], cw = hm["cell_w"], ch = hm["cell_h"];
+  for (int i = 0; i < hm["rows"].get<int>(); ++i)
+    for (int j = 0; j < hm["cols"].get<int>(); ++j)
+      out.push_back(
+          shot.at(static_cast<int>(x0 + (j + 0.15) * cw), static_cast<int>(y0 + (i + 0.15) * ch)));
+  return out;
+}
+
+const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& view, int slot) {
+  for (const auto& v : layout["views"])
+    if (v["view"] == view && v["slot"] == slot) return &v;
+  return nullptr;
+}
+
+class View : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::getenv("DISPLAY")) GTEST_SKIP() << "needs a display (run under xvfb-run)";
+    dir = test::temp_dir();
+  }
+  std::string dir;
+};
+
+// `view FILE` shows a stored trace without its model; File > Export view… of that window gives a
+// figure whose cells have the very colours the window's heatmap has.
+TEST_F(View, StoredTraceIsShownAndTheExportedViewMatchesTheWindow) {
+  if (!have("rsvg-convert")) GTEST_SKIP() << "librsvg2-bin is needed";
+  const std::string trace = dir + "/t.json";
+  const std::string model = "--model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                            " --text " + shell_quote("The bank of the river flooded the town");
+  ASSERT_EQ(run_app("export " + model + " -o " + shell_quote(trace)), 0);
+  const nlohmann::json doc = read_json(trace);
+  const std::string shot = dir + "/view.png", layout = dir + "/layout.json",
+                    svg = dir + "/export.svg";
+  ASSERT_EQ(run_app("view " + shell_quote(trace) +
+                        " --theme light --window 1280x720 --screenshot " + shell_quote(shot) +
+                        " --layout " + shell_quote(layout) + " --export-view " + shell_quote(svg),
+                    dir + "/view.err"),
+            0)
+      << slurp(dir + "/view.err");
+  const nlohmann::json lay = read_json(layout);
+  EXPECT_EQ(lay["model"], "gpt2-tiny-f32");
+  const auto& t0 = lay["traces"][0];
+  EXPECT_EQ(t0["trace_text"], doc["text"]);
+  ASSERT_EQ(t0["tokens"].size(), doc["tokens"].size());
+  const nlohmann::json* hm = find_view(lay, "heatmap", 0);
+  ASSERT_NE(hm, nullptr);
+  // The window shows the stored numbers (layer 0, head 0).
+  const auto& w = (*hm)["weights"];
+  for (size_t i = 0; i < w.size(); ++i)
+    for (size_t j = 0; j < w[i].size(); ++j)
+      EXPECT_FLOAT_EQ(w[i][j].get<float>(), doc["attention"][0][0][i][j].get<float>());
+  // The exported figure, rendered by librsvg, has the window's colours cell for cell.
+  ASSERT_EQ(sh("rsvg-convert " + shell_quote(svg) + " -o " + shell_quote(dir + "/export.png")), 0);
+  const test::Image fig = test::read_png(dir + "/export.png");
+  const auto window = app_cells(test::read_png(shot), *hm);
+  const std::string fig_layout = dir + "/fig.json";
+  ASSERT_EQ(run_app("render --view heatmap --trace " + shell_quote(trace) + " -o " +
+                    shell_quote(dir + "/same.svg") + " --layout " + shell_quote(fig_layout)),
+            0);
+  const nlohmann::json cells = read_json(fig_layout)["heatmap"];
+  const double x0 = cells["x0"], y0 = cells["y0"], cell = cells["cell"];
+  const int n = cells["rows"];
+  ASSERT_EQ(static_cast<int>(window.size()), n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const auto got = fig.at(static_cast<int>(x0 + (j + 0.15) * cell),
+                              static_cast<int>(y0 + (i + 0.15) * cell));
+      for (int k = 0; k < 3; ++k)
+        EXPECT_NEAR(got[k], window[i * n + j][k], 3) << "cell " << i << "," << j;
+    }
+}
+
+TEST_F(View, AHostileTraceExitsOneNamingTheKey) {
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad)
+      << R"({"format":"attnscope-trace/1","model":{"layers":1,"heads":1},)"
+      << R"("tokens":[{"text":"a"},{"text":"b"}],"attention":[[[[1,0],[0.7,0.7]]]]})";
+  EXPECT_EQ(run_app("view " + shell_quote(bad) + " --screenshot " + shell_quote(dir + "/x.png"),
+                    dir + "/err.txt"),
+            1);
+  const std::string err = slurp(dir + "/err.txt");
+  EXPECT_NE(err.find("bad.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("attention[0][0][1]"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir + "/x.png"));
+}
+
+}  // namespace
+}  // namespace attnscope
