@@ -307,6 +307,23 @@ TEST_F(View, StoredTraceIsShownAndTheExportedViewMatchesTheWindow) {
     }
 }
 
+// The trace Python wrote from the PyTorch reference (tools/reference/attnscope_trace.py).
+TEST_F(View, ThePythonWrittenTraceOpens) {
+  const std::string shot = dir + "/py.png", layout = dir + "/py.json";
+  ASSERT_EQ(run_app("view " + shell_quote(ATTNSCOPE_TEST_DATA "/python_trace/gpt2-tiny-f32.json") +
+                        " --screenshot " + shell_quote(shot) + " --layout " + shell_quote(layout),
+                    dir + "/py.err"),
+            0)
+      << slurp(dir + "/py.err");
+  const nlohmann::json lay = read_json(layout);
+  EXPECT_EQ(lay["traces"][0]["trace_text"], "The cat sat on the mat.");
+  EXPECT_EQ(lay["traces"][0]["tokens"].size(), 7u);
+  const nlohmann::json* hm = find_view(lay, "heatmap", 0);
+  ASSERT_NE(hm, nullptr);
+  EXPECT_EQ((*hm)["rows"], 7);
+  EXPECT_GT(test::read_png(shot).width, 0);
+}
+
 TEST_F(View, AHostileTraceExitsOneNamingTheKey) {
   const std::string bad = dir + "/bad.json";
   std::ofstream(bad)
