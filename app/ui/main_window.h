@@ -8,6 +8,7 @@
 
 #include "app/app.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/views/arcs_view.h"
 #include "app/views/controls_panel.h"
@@ -27,6 +28,7 @@ struct MainWindow {
   MeaningView meaning;
   ControlsPanel controls;
   StatusBar status;
+  ExportViewDialog export_view;  // File > Export view…
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
 
