@@ -22,6 +22,13 @@ struct GuiOptions {
   // Testing aid (hidden option): in a headless run, the pointer rests at this point ("X,Y" in
   // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
   std::string hover;
+  std::string session;  // a session file to open (`--session FILE`)
+  int lesson_step = 0;  // 1..8: start in the guided lesson at this step (`--lesson [STEP]`)
+  // Testing aids (hidden options): once the traces are shown, press these keys one by one
+  // ("pagedown,right,u,…"; each waits for the recompute it causes), and open this path as if it
+  // had been dropped on the window.
+  std::string keys;
+  std::string drop;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.h"
+#include "app/lesson/lesson_view.h"
 #include "app/render/heatmap_renderer.h"
 #include "app/ui/fonts.h"
+#include "app/ui/session_menu.h"
 #include "app/views/arcs_view.h"
 #include "app/views/controls_panel.h"
 #include "app/views/formula_view.h"
@@ -27,6 +29,8 @@ struct MainWindow {
   MeaningView meaning;
   ControlsPanel controls;
   StatusBar status;
+  LessonView lesson;        // the guided lesson, drawn instead of the explorer while it runs
+  SessionMenu sessions;     // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
 
@@ -42,6 +46,7 @@ struct MainWindow {
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
                 nlohmann::json* layout, float pixel_scale);
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
+  void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };
 
 }  // namespace attnscope
