@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "core/backend/cpu/work_sharing.h"
@@ -45,6 +46,7 @@ struct Avx512 {
   static V load(const float* p) { return _mm512_load_ps(p); }  // panels are 64-byte aligned
   static V loadu(const float* p) { return _mm512_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store(float* p, V v) { _mm512_store_ps(p, v); }
   static V broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   // kWidth weight values widened to float (panel rows are 32-byte aligned for 16-bit values).
@@ -66,6 +68,7 @@ struct Avx2 {
   static V load(const float* p) { return _mm256_load_ps(p); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store(float* p, V v) { _mm256_store_ps(p, v); }
   static V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V load_w(const float* p) { return load(p); }
@@ -219,6 +222,20 @@ constexpr auto kernel_table(std::integer_sequence<int, R...>) {
   return std::array<KernelFn<T>, sizeof...(R)>{&kernel<Isa, R + 1, T>...};
 }
 
+// A 64-byte-aligned buffer of this thread's, kept from product to product (Tag: which one).
+template <class T, int Tag>
+T* thread_buffer(std::size_t elems) {
+  thread_local std::unique_ptr<T[], void (*)(T*)> buf(nullptr, [](T* p) { std::free(p); });
+  thread_local std::size_t capacity = 0;
+  if (elems > capacity) {
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(elems, 1) * sizeof(T) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    buf.reset(static_cast<T*>(p));
+    capacity = elems;
+  }
+  return buf.get();
+}
+
 // k is walked in chunks of kFloatChunk: a row chunk's A for one chunk of k (64 x 768 floats,
 // 192 KB) and a panel's part of it stay in L2 with room for the next part coming in (at k = 3072,
 // mlp_down, A alone took 768 KB).
@@ -229,6 +246,8 @@ template <class Isa, class T>
 void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bias, float* c,
                 int ldc, int r0, int r1, int p0, int p1) {
   static constexpr auto kernels = kernel_table<Isa, T>(std::make_integer_sequence<int, Isa::kMr>{});
+  static constexpr auto float_kernels =
+      kernel_table<Isa, float>(std::make_integer_sequence<int, Isa::kMr>{});
   constexpr int NR = panel_width<Isa>();
   constexpr int kValuesPerLine = 64 / sizeof(T);
   auto panel = [&](int p) { return reinterpret_cast<const T*>(w.panel_bytes(p)); };
@@ -251,6 +270,19 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
         next_lines = static_cast<long>(std::min(kFloatChunk, w.k() - kc - kFloatChunk)) * NR /
                      kValuesPerLine;
       }
+      // 16-bit weights read by more than one row block: widened once into a float copy of this
+      // part (this thread's, in L2), which the float kernel then reads for every row block.
+      // Widening in the kernel itself costs two more instructions per panel vector on the ports
+      // the multiply-adds use: 2.5x slower than float at 64 tokens (bench/llm_ops_bench).
+      const T* part = panel(p) + static_cast<std::ptrdiff_t>(kc) * NR;
+      const float* widened = nullptr;
+      if constexpr (!std::is_same_v<T, float>) {
+        if (blocks > 1) {
+          float* buf = thread_buffer<float, 2>(static_cast<std::size_t>(kFloatChunk) * NR);
+          for (int i = 0; i < kn * NR; i += Isa::kWidth) Isa::store(buf + i, Isa::load_w(part + i));
+          widened = buf;
+        }
+      }
       for (int blk = 0; blk < blocks; ++blk) {
         const int r = r0 + blk * Isa::kMr;
         const int rows = std::min(Isa::kMr, r1 - r);
@@ -259,9 +291,12 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
           const long first = next_lines * blk / blocks, last = next_lines * (blk + 1) / blocks;
           pf = {next + first * kValuesPerLine, static_cast<int>(last - first)};
         }
-        kernels[rows - 1](a + static_cast<std::ptrdiff_t>(r) * lda + kc, lda,
-                          panel(p) + static_cast<std::ptrdiff_t>(kc) * NR, kn, b,
-                          c + static_cast<std::ptrdiff_t>(r) * ldc + col, ldc, cols, kc > 0, pf);
+        const float* ar = a + static_cast<std::ptrdiff_t>(r) * lda + kc;
+        float* cr = c + static_cast<std::ptrdiff_t>(r) * ldc + col;
+        if (widened)
+          float_kernels[rows - 1](ar, lda, widened, kn, b, cr, ldc, cols, kc > 0, pf);
+        else
+          kernels[rows - 1](ar, lda, part, kn, b, cr, ldc, cols, kc > 0, pf);
       }
     }
   }
@@ -456,20 +491,6 @@ void amx_block(const std::uint16_t* a0, const std::uint16_t* a1, const std::uint
     _tile_stored(2, c + 16 * 32, kStride);
     _tile_stored(3, c + 16 * 32 + 16, kStride);
   }
-}
-
-// A 64-byte-aligned buffer of this thread's, kept from product to product (Tag: which one).
-template <class T, int Tag>
-T* thread_buffer(std::size_t elems) {
-  thread_local std::unique_ptr<T[], void (*)(T*)> buf(nullptr, [](T* p) { std::free(p); });
-  thread_local std::size_t capacity = 0;
-  if (elems > capacity) {
-    void* p = std::aligned_alloc(64, (std::max<std::size_t>(elems, 1) * sizeof(T) + 63) / 64 * 64);
-    if (!p) throw std::bad_alloc();
-    buf.reset(static_cast<T*>(p));
-    capacity = elems;
-  }
-  return buf.get();
 }
 
 void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float* bias, float* c,
