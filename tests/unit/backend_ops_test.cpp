@@ -11,6 +11,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/dtype.h"
+#include "core/util/error.h"
 #include "tests/common/op_cases.h"
 
 namespace attnscope {
@@ -48,6 +49,41 @@ TEST(BackendOps, CpuDefaultKernelsMatchDoublePrecision) {
 TEST(BackendOps, CpuFloatPathMatchesDoublePrecision) {
   const auto be = make_cpu_backend(CpuPrecision::kFloat);
   expect_every_case_matches_double(*be, false);
+}
+
+// Wrong shapes and ids are errors naming the op, never a crash or a silent wrong result.
+TEST(BackendOps, BadArgumentsAreErrorsNamingTheOp) {
+  for (auto precision : {CpuPrecision::kFastest, CpuPrecision::kFloat}) {
+    const auto be = make_cpu_backend(precision);
+    auto message = [](auto&& fn) {
+      try {
+        fn();
+      } catch (const BackendError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    const test::FileWeight w = test::file_weight(test::randn(8, 16, 1), DType::kBF16);
+    const auto prepared = be->prepare_weight(w.view, true);  // 16 -> 8
+    EXPECT_EQ(prepared->in, 16);
+    EXPECT_EQ(prepared->out, 8);
+    Tensor y = be->alloc(2, 8);
+    EXPECT_NE(message([&] { be->linear(be->alloc(2, 15), *prepared, Tensor{}, y); }).find("linear"),
+              std::string::npos);
+    Tensor e = be->alloc(1, 16);
+    EXPECT_NE(message([&] { be->embedding(w.view, {8}, e); }).find("token id 8"),
+              std::string::npos);
+    Tensor x = be->alloc(3, 128);
+    EXPECT_NE(message([&] { be->rope(x, 2, 64, std::vector<float>(31), 0); }).find("inv_freq"),
+              std::string::npos);
+    EXPECT_NE(message([&] { be->rms_norm(x, be->alloc(1, 100), 1e-6f, 0.0f, x); }).find("rms_norm"),
+              std::string::npos);
+    Tensor q = be->alloc(3, 4 * 8), kv = be->alloc(5, 3 * 8), ctx = be->alloc(3, 4 * 8);
+    EXPECT_NE(message([&] {
+                be->attention_heads(q, kv, kv, 4, 3, 8, 1.0f, 0.0f, {}, ctx, nullptr);
+              }).find("attention_heads"),
+              std::string::npos);  // 3 KV heads do not divide 4 query heads
+  }
 }
 
 // The guard frame catches a write out of bounds: a deliberately wrong op is caught.
