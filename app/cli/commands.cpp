@@ -1,0 +1,58 @@
+// The registration list of the command line's subcommands (see command.h).
+#include "app/cli/command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "core/util/error.h"
+
+namespace attnscope {
+
+std::unique_ptr<Command> make_export_command();
+std::unique_ptr<Command> make_tokenize_command();
+std::unique_ptr<Command> make_models_command();
+std::unique_ptr<Command> make_backends_command();
+std::unique_ptr<Command> make_download_command();
+std::unique_ptr<Command> make_view_command();
+std::unique_ptr<Command> make_render_command();
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+  std::vector<std::unique_ptr<Command>> all;
+  all.push_back(make_export_command());
+  all.push_back(make_tokenize_command());
+  all.push_back(make_models_command());
+  all.push_back(make_backends_command());
+  all.push_back(make_download_command());
+  all.push_back(make_view_command());
+  all.push_back(make_render_command());
+  return all;
+}
+
+CLI::Option* add_backend_option(CLI::App* app, std::string& backend) {
+  return app->add_option("--backend,-b", backend, "compute backend")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+}
+
+CLI::Option* add_model_option(CLI::App* app, std::string& model) {
+  return app
+      ->add_option("--model,-m", model, "lesson, a Hugging Face model folder, or a cached repo id")
+      ->capture_default_str();
+}
+
+void write_output(const std::string& path, const std::string& what,
+                  const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw Error("writing the " + what + " to standard output failed");
+    return;
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot write the " + what + " to '" + path + "'");
+  write(f);
+  f.flush();
+  if (!f) throw Error("writing the " + what + " to '" + path + "' failed");
+}
+
+}  // namespace attnscope
