@@ -84,6 +84,15 @@ struct WeightView {
   }
 };
 
+// W widened to a float matrix: for small weights the ops take as float tensors (norm weights,
+// biases: backend.upload(widen(w))), and for references.
+inline Matrix widen(const WeightView& w) {
+  Matrix m(w.rows, w.cols);
+  for (int r = 0; r < w.rows; ++r)
+    for (int c = 0; c < w.cols; ++c) m(r, c) = w.at(r, c);
+  return m;
+}
+
 // A weight matrix in a backend's own form, made once when a model's weights reach the backend and
 // used by every `linear` after (the CPU backend repacks it into the panels its vector kernel
 // reads; 16-bit weights stay 16-bit there). `in` x `out` are the sizes of the product x·op(W):
@@ -146,10 +155,7 @@ class Backend {
   virtual std::shared_ptr<const PreparedWeight> prepare_weight(const WeightView& w,
                                                                bool transpose_w) {
     auto p = std::make_shared<WidenedWeight>();
-    Matrix m(w.rows, w.cols);
-    for (int r = 0; r < w.rows; ++r)
-      for (int c = 0; c < w.cols; ++c) m(r, c) = w.at(r, c);
-    p->w = upload(m);
+    p->w = upload(widen(w));
     p->transposed = transpose_w;
     p->in = transpose_w ? w.cols : w.rows;
     p->out = transpose_w ? w.rows : w.cols;
