@@ -39,6 +39,11 @@ struct Case {
   std::vector<std::string> specials;
 };
 
+// Names the case in test listings (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
       {"llama3",
