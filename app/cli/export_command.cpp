@@ -6,6 +6,7 @@
 #include "core/backend/select.h"
 #include "core/model/registry.h"
 #include "core/trace/json_writer.h"
+#include "core/trace/trace_check.h"
 
 namespace attnscope {
 namespace {
@@ -28,6 +29,7 @@ class ExportCommand final : public Command {
     if (!sel.fallback_reason.empty())
       std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
     const AttentionTrace trace = model->run(text_, *sel.backend);
+    check_attention_rows(trace);  // never write NaN or unnormalised rows (exit 1 instead)
     write_output(out_, "trace", [&](std::ostream& out) { write_trace_json(trace, out); });
     return 0;
   }

@@ -2,15 +2,17 @@
 
 #include "core/text/tokenizer_common.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace {
 
 std::optional<std::filesystem::path> file_if_present(const std::filesystem::path& folder,
                                                      const char* name) {
-  std::error_code error;
+  // Present at all, not only regular: reading a FIFO or device then says what it is
+  // (core/util/file_read.h) instead of "no tokenizer found".
   const std::filesystem::path path = folder / name;
-  if (std::filesystem::is_regular_file(path, error)) return path;
+  if (path_present(path)) return path;
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 #include "core/model/transformer/hf_weights.h"
 #include "core/text/wordpiece_tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace {
@@ -25,7 +26,7 @@ WordPieceOptions wordpiece_options(const fs::path& folder, const std::string& na
       !(lower.find("cased") != std::string::npos && lower.find("uncased") == std::string::npos);
   o.strip_accents = o.lowercase;
   const fs::path config_path = folder / "tokenizer_config.json";
-  if (fs::exists(config_path)) {
+  if (path_present(config_path)) {
     const nlohmann::json c = read_json_file(config_path);
     if (c.contains("do_lower_case") && c["do_lower_case"].is_boolean())
       o.lowercase = c["do_lower_case"].get<bool>();
@@ -39,10 +40,10 @@ WordPieceOptions wordpiece_options(const fs::path& folder, const std::string& na
 }
 
 WordPieceTokenizer load_tokenizer(const fs::path& folder, const std::string& name) {
-  if (fs::exists(folder / "vocab.txt"))
+  if (path_present(folder / "vocab.txt"))
     return WordPieceTokenizer::from_vocab_txt(folder / "vocab.txt",
                                               wordpiece_options(folder, name));
-  if (fs::exists(folder / "tokenizer.json"))
+  if (path_present(folder / "tokenizer.json"))
     return WordPieceTokenizer::from_tokenizer_json(folder / "tokenizer.json");
   throw ModelError(folder.string() + ": no tokenizer found (needs vocab.txt or tokenizer.json)");
 }

@@ -6,6 +6,7 @@
 #include "core/text/bpe_tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace {
@@ -23,9 +24,9 @@ std::string printable(const std::string& bytes) {
 }
 
 BpeTokenizer load_tokenizer(const fs::path& folder) {
-  if (fs::exists(folder / "vocab.json") && fs::exists(folder / "merges.txt"))
+  if (path_present(folder / "vocab.json") && path_present(folder / "merges.txt"))
     return BpeTokenizer::from_files(folder / "vocab.json", folder / "merges.txt");
-  if (fs::exists(folder / "tokenizer.json"))
+  if (path_present(folder / "tokenizer.json"))
     return BpeTokenizer::from_tokenizer_json(folder / "tokenizer.json");
   throw ModelError(folder.string() +
                    ": no tokenizer found (needs vocab.json + merges.txt, or tokenizer.json)");
