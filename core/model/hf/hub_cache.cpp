@@ -309,7 +309,8 @@ nlohmann::json read_model_config(const fs::path& folder) {
   }
   nlohmann::json config = parse_json_text(text, file);
   if (!config.is_object())
-    throw ModelError(file.string() + " is not a JSON object (found " + json_type_name(config) + ")");
+    throw ModelError(file.string() + " is not a JSON object (found " + json_type_name(config) +
+                     ")");
   return config;
 }
 
