@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
   nodejs npm
+  clang-14 libfuzzer-14-dev
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"
