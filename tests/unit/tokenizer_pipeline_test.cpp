@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
 
 #include "core/text/tokenizer.h"
 #include "core/util/error.h"
@@ -38,6 +40,11 @@ struct Case {
   std::string reference;  // hf_tokenizers_reference.js KIND
   std::vector<std::string> specials;
 };
+
+// Names the case in test listings (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
@@ -141,8 +148,30 @@ TEST_P(Pipeline, MatchesHuggingFaceOnTrickyStrings) {
   EXPECT_EQ(mismatches(inputs, 10), 0);
 }
 
+bool in_unicode8_blocks(char32_t cp);
+
+// ATTNSCOPE_TOKENIZER_STRESS=N (seed) runs 10x as many strings with another seed, for local runs.
 TEST_P(Pipeline, MatchesHuggingFaceOnRandomStrings) {
-  const auto inputs = testing::random_texts(alphabet_with(GetParam().specials), 400, 30, 20261130);
+  const char* stress = std::getenv("ATTNSCOPE_TOKENIZER_STRESS");
+  const int count = stress ? 4000 : 400;
+  const unsigned seed = stress ? static_cast<unsigned>(std::atoi(stress)) : 20261130u;
+  auto inputs = testing::random_texts(alphabet_with(GetParam().specials), count, 30, seed);
+  if (stress) {  // …and strings of random code points, half of them ASCII
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<std::uint32_t> any(0x20, 0x2FFFF), ascii(0x20, 0x7E), len(1, 12);
+    for (int i = 0; i < count; ++i) {
+      std::string text;
+      for (std::uint32_t k = len(rng); k > 0; --k) {
+        char32_t cp = (rng() & 1) ? ascii(rng) : any(rng);
+        if ((cp >= 0xD800 && cp <= 0xDFFF) ||
+            (GetParam().name == "bert" && !in_unicode8_blocks(cp))) {
+          cp = U'x';
+        }
+        text += unicode::to_utf8(cp);
+      }
+      inputs.push_back(text);
+    }
+  }
   EXPECT_EQ(mismatches(inputs, 5), 0);
 }
 

@@ -142,7 +142,9 @@ std::unique_ptr<Model> make_model(const nlohmann::json& json, const std::string&
         throw ModelError(here + ": a merge is neither \"a b\" nor [\"a\", \"b\"]");
       }
     }
-    return make_bpe_model(vocab_object(json, here), merges, o, where, slack);
+    PieceToId vocab = vocab_object(json, here);
+    checked_vocab_size(vocab, where + " model.vocab", slack);
+    return make_bpe_model(std::move(vocab), merges, o, where, slack);
   }
   if (type == "WordPiece") {
     WordPieceOptions2 o;
@@ -152,7 +154,9 @@ std::unique_ptr<Model> make_model(const nlohmann::json& json, const std::string&
         json["max_input_chars_per_word"].is_number_integer()) {
       o.max_input_chars_per_word = json["max_input_chars_per_word"].get<int>();
     }
-    return make_wordpiece_model(vocab_object(json, here), o, where, slack);
+    PieceToId vocab = vocab_object(json, here);
+    checked_vocab_size(vocab, where + " model.vocab", slack);
+    return make_wordpiece_model(std::move(vocab), o, where, slack);
   }
   throw ModelError(where + ": model type \"" + type +
                    "\" is not supported (BPE and WordPiece are)");
