@@ -14,6 +14,7 @@ PACKAGES=(
   xvfb xauth libgl1-mesa-dri xdotool
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
   nodejs npm
+  clang-14 libfuzzer-14-dev
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"

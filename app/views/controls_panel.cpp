@@ -1,4 +1,5 @@
 #include "app/views/controls_panel.h"
+#include "app/views/draw_util.h"
 
 #include <algorithm>
 
@@ -59,9 +60,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     if (p.label != "lesson" && ImGui::SmallButton("Cancel")) app.cancel_download();
   }
   if (!st.model_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
-    ImGui::TextWrapped("%s", st.model_error.c_str());
-    ImGui::PopStyleColor();
+    text_wrapped_message(st.model_error, colors.error);
   }
 
   section("Backend");

@@ -117,12 +117,19 @@ TEST_F(HfModelTest, DispatchesGpt2AndBertToTheirLoaders) {
   EXPECT_TRUE(reached_loader(steps, "bert"));
   EXPECT_FALSE(reached_loader(steps, "gpt2"));
 
-  // No model_type: the architecture names the family. A sharded checkpoint counts as weights.
+  // No model_type: the architecture names the family.
   steps.clear();
-  open_error(make_folder("old", R"({"architectures": ["GPT2LMHeadModel"]})",
-                         "model.safetensors.index.json"),
-             &steps);
+  open_error(make_folder("old", R"({"architectures": ["GPT2LMHeadModel"]})"), &steps);
   EXPECT_TRUE(reached_loader(steps, "gpt2"));
+  // A sharded checkpoint is found as weights, but says it cannot be loaded yet (issue 15; the
+  // modern-LLM issue makes shards load).
+  steps.clear();
+  const std::string msg = open_error(
+      make_folder("sharded", R"({"model_type": "gpt2"})", "model.safetensors.index.json"), &steps);
+  EXPECT_NE(msg.find("sharded checkpoints (model.safetensors.index.json + shards) are not "
+                     "supported yet"),
+            std::string::npos)
+      << msg;
 }
 
 TEST_F(HfModelTest, HubSnapshotsWithSymlinksIntoBlobsAreFollowed) {

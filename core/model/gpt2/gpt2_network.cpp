@@ -21,7 +21,7 @@ Gpt2Config read_config(const std::filesystem::path& path) {
   c.vocab = config_int(j, "vocab_size", 50257, path);
   c.d_ff = config_int(j, "n_inner", 4 * c.d_model, path);
   c.ln_eps = config_float(j, "layer_norm_epsilon", 1e-5f, path);
-  const std::string act = j.value("activation_function", std::string("gelu_new"));
+  const std::string act = config_string(j, "activation_function", "gelu_new", path);
   if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
     c.gelu = Gelu::kTanh;
   else if (act == "gelu")

@@ -16,11 +16,17 @@ namespace attnscope {
 // The parsed JSON of `path`; throws ModelError naming the file.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
-// config[key] as a positive int; `fallback` < 0 means required. Throws ModelError naming the key.
+// config[key] as a positive int up to 2^24; `fallback` < 0 means required. Throws ModelError naming
+// the key.
 int config_int(const nlohmann::json& config, const std::string& key, int fallback,
                const std::filesystem::path& where);
+// config[key] as a positive finite float (all of them are: epsilons, rope bases).
 float config_float(const nlohmann::json& config, const std::string& key, float fallback,
                    const std::filesystem::path& where);
+// config[key] as a string; a number or array there is an error naming the key, not a JSON
+// library's type_error.
+std::string config_string(const nlohmann::json& config, const std::string& key,
+                          const std::string& fallback, const std::filesystem::path& where);
 
 // Tensors of one checkpoint. Checkpoints save the same weights with or without the base model's
 // prefix ("transformer." in GPT2LMHeadModel, "bert." in BertForMaskedLM), so each name is tried
