@@ -31,6 +31,13 @@ struct GuiOptions {
   // Testing aid (hidden option): at the end of a headless run, File > Export view… writes the
   // heatmap of sentence 1 to this file (.svg, .pdf or .png), as the window shows it.
   std::string export_view;
+  std::string session;  // a session file to open (`--session FILE`)
+  int lesson_step = 0;  // 1..8: start in the guided lesson at this step (`--lesson [STEP]`)
+  // Testing aids (hidden options): once the traces are shown, press these keys one by one
+  // ("pagedown,right,u,…"; each waits for the recompute it causes), and open this path as if it
+  // had been dropped on the window.
+  std::string keys;
+  std::string drop;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

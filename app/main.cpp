@@ -23,6 +23,16 @@ int main(int argc, char** argv) {
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
   add_backend_option(&app, gui.backend);
   add_gui_display_options(&app, gui);
+  app.add_option("--session", gui.session, "open this session file (.attnscope)");
+  app.add_option("--lesson", gui.lesson_step,
+                 "start the guided lesson (presentation mode), at step 1-8")
+      ->expected(0, 1)
+      ->default_str("1")
+      ->check(CLI::Range(1, 8));
+  app.add_option("--keys", gui.keys, "testing: press these keys once the traces are shown")
+      ->group("");
+  app.add_option("--drop", gui.drop, "testing: open this path as if dropped on the window")
+      ->group("");
   app.add_option("--type-keys", gui.type_keys, "testing: type this into sentence 1")
       ->group("");  // hidden from --help
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
