@@ -324,6 +324,38 @@ TEST_F(View, ThePythonWrittenTraceOpens) {
   EXPECT_GT(test::read_png(shot).width, 0);
 }
 
+// Dropping a trace on the window opens it; dropping a hostile one says why and keeps the model.
+TEST_F(View, DroppedTracesOpenAndABadOneKeepsTheModel) {
+  const std::string good = dir + "/t.safetensors";
+  const std::string text = "The bank of the river flooded the town";
+  ASSERT_EQ(run_app("export --format safetensors --model " +
+                    shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") + " --text " +
+                    shell_quote(text) + " -o " + shell_quote(good)),
+            0);
+  ASSERT_EQ(run_app("--drop " + shell_quote(good) + " --screenshot " + shell_quote(dir + "/a.png") +
+                        " --layout " + shell_quote(dir + "/a.json"),
+                    dir + "/a.err"),
+            0)
+      << slurp(dir + "/a.err");
+  const nlohmann::json a = read_json(dir + "/a.json");
+  EXPECT_EQ(a["model"], "gpt2-tiny-f32");
+  EXPECT_EQ(a["traces"][0]["trace_text"], text);
+
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << R"({"format":"attnscope-trace/1","model":{"layers":1,"heads":1},)"
+                     << R"("tokens":[{"text":"a"}],"attention":[[[[1,0],[0,1]]]]})";
+  EXPECT_EQ(run_app("--drop " + shell_quote(bad) + " --screenshot " + shell_quote(dir + "/b.png") +
+                        " --layout " + shell_quote(dir + "/b.json"),
+                    dir + "/b.err"),
+            1);
+  const nlohmann::json b = read_json(dir + "/b.json");
+  EXPECT_EQ(b["model"], "lesson");  // what it had
+  const std::string why = b["model_error"];
+  EXPECT_NE(why.find("bad.json"), std::string::npos) << why;
+  EXPECT_NE(why.find("'tokens' has 1"), std::string::npos) << why;
+  EXPECT_FALSE(b["traces"][0]["tokens"].empty());  // the lesson model's trace is still shown
+}
+
 TEST_F(View, AHostileTraceExitsOneNamingTheKey) {
   const std::string bad = dir + "/bad.json";
   std::ofstream(bad)
