@@ -210,6 +210,33 @@ TEST_F(Figure, BadRequestsAreOneLineUsageErrors) {
   EXPECT_NE(err().find("/no/such/folder/x.pdf"), std::string::npos) << err();
 }
 
+// export --format from the command line: the files it writes, and its usage errors.
+TEST_F(Figure, ExportFormatsFromTheCommandLine) {
+  const std::string t = "--text " + shell_quote(kText);
+  const std::string npy = dir + "/att.npy";
+  ASSERT_EQ(run_app("export --format npy --layers 0 " + t + " -o " + shell_quote(npy)), 0);
+  EXPECT_EQ(slurp(npy).substr(1, 5), "NUMPY");
+  const nlohmann::json side = read_json(dir + "/att.tokens.json");
+  EXPECT_EQ(side["shape"], nlohmann::json({1, 1, 8, 8}));
+  EXPECT_EQ(side["text"], kText);
+  const std::string csv = dir + "/att.csv";
+  ASSERT_EQ(run_app("export --format csv --layers 0 --heads 0 " + t + " -o " + shell_quote(csv)),
+            0);
+  EXPECT_EQ(slurp(csv).rfind("\"query \\ key\",\"she\",\"sat\"", 0), 0u) << slurp(csv);
+  // Usage errors: npy to stdout, a bad selection, csv of several heads.
+  EXPECT_EQ(run_app("export --format npy " + t + " -o -", dir + "/e1"), 2);
+  EXPECT_NE(slurp(dir + "/e1").find("-o FILE"), std::string::npos) << slurp(dir + "/e1");
+  EXPECT_EQ(run_app("export --layers 3 " + t, dir + "/e2"), 2);
+  EXPECT_NE(slurp(dir + "/e2").find("--layers: 3 is out of range"), std::string::npos);
+  EXPECT_EQ(
+      run_app("export --format csv --model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                  " " + t + " -o " + shell_quote(dir + "/x.csv"),
+              dir + "/e3"),
+      2);
+  EXPECT_NE(slurp(dir + "/e3").find("one layer and one head"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/x.csv"));
+}
+
 TEST_F(Figure, StoredTracesRenderAndTheFormulaSaysWhatItNeeds) {
   const std::string trace = dir + "/t.safetensors";
   ASSERT_EQ(run_app("export --format safetensors --text " + shell_quote(kText) + " -o " +
