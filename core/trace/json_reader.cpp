@@ -198,8 +198,8 @@ class TraceSax final : public nlohmann::json_sax<json> {
     }
     counts_.pop_back();
     if (level == 2) {  // a matrix closed: its rows all had shape[3] numbers
-      const auto rows = static_cast<Eigen::Index>(found), cols = static_cast<Eigen::Index>(
-                                                              found == 0 ? 0 : shape[3]);
+      const auto rows = static_cast<Eigen::Index>(found),
+                 cols = static_cast<Eigen::Index>(found == 0 ? 0 : shape[3]);
       matrices.emplace_back(Eigen::Map<const Matrix>(row_buffer.data(), rows, cols));
       row_buffer.clear();
     }
