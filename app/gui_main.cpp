@@ -476,8 +476,10 @@ int run_gui(const GuiOptions& options) {
       if (!path.empty()) {
         try {
           write_png(path, fb_w, fb_h);
-          app.state.message = "saved " + path;
-          app.state.message_is_error = false;
+          if (!headless) {  // a headless run keeps its last notice for the layout file
+            app.state.message = "saved " + path;
+            app.state.message_is_error = false;
+          }
         } catch (const std::exception& e) {
           if (headless) throw;
           app.state.message = e.what();
