@@ -553,8 +553,10 @@ int run_gui(const GuiOptions& options) {
           write_png(path, fb_w, fb_h);
           if (headless && !options.export_view.empty())
             export_current_view(app, prefs, 0, "heatmap", options.export_view);
-          app.state.message = "saved " + path;
-          app.state.message_is_error = false;
+          if (!headless) {  // a headless run keeps its last notice for the layout file
+            app.state.message = "saved " + path;
+            app.state.message_is_error = false;
+          }
         } catch (const std::exception& e) {
           if (headless) throw;
           app.state.message = e.what();
