@@ -187,60 +187,86 @@ class GlBackend final : public Backend {
   void self_attention_heads(const Tensor& qkv, int heads, float score_factor,
                             const AttentionMask& mask, Tensor& context,
                             std::vector<Matrix>* weights) override {
-    const int n = qkv.rows, d = context.cols;
-    require(heads > 0 && d % heads == 0 && qkv.cols == 3 * d && context.rows == n,
+    const int d = context.cols;
+    require(heads > 0 && d % heads == 0 && qkv.cols == 3 * d && context.rows == qkv.rows,
             "self_attention_heads: shapes differ");
-    require(mask.key_padding.empty() || int(mask.key_padding.size()) == n,
+    require(mask.key_padding.empty() || int(mask.key_padding.size()) == qkv.rows,
             "self_attention_heads: key padding length differs from the number of keys");
-    const int dh = d / heads;
-    if (weights) weights->resize(heads);
-    if (n == 0) return;
-    // One head's weights must fit a binding, and so must qkv and context; otherwise the
-    // interface's head-by-head default (whose ops split large tensors) does it.
-    const std::size_t per_head = std::size_t(n) * std::size_t(n);
-    if (dh > 256 || !gpu_.fits(per_head) || !gpu_.fits(qkv) || !gpu_.fits(context))
+    const AttentionShape shape{heads, heads, d / heads, score_factor, 0.0f, 0, 0};
+    if (!attention_fits(qkv.rows, qkv.rows, shape.head_dim, {qkv, context}))
       return Backend::self_attention_heads(qkv, heads, score_factor, mask, context, weights);
+    attention_all_heads(qkv.cols_view(0, d), qkv.cols_view(d, d), qkv.cols_view(2 * d, d), shape,
+                        mask, context, weights);
+  }
+
+ private:
+  struct AttentionShape {
+    int heads, kv_heads, head_dim;
+    float score_factor, logit_softcap;
+    int query_offset, window;
+  };
+
+  // Whether the fused shader can run: head_dim within its shared row, and one head's weights and
+  // every input within one binding. Otherwise the interface's head-by-head default does it (its
+  // ops split large tensors).
+  bool attention_fits(int n_q, int n_k, int head_dim, std::initializer_list<Tensor> tensors) const {
+    if (head_dim > 256 || !gpu_.fits(std::size_t(n_q) * std::size_t(n_k))) return false;
+    for (const Tensor& t : tensors)
+      if (!gpu_.fits(t)) return false;
+    return true;
+  }
+
+  // softmax(mask(softcap(score_factor · Q_h·K_gᵀ)))·V_g for every head h (g = h / group) with as
+  // many heads per dispatch as one binding of weights holds (all of them, but for long texts).
+  void attention_all_heads(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const AttentionShape& s, const AttentionMask& mask, Tensor& context,
+                           std::vector<Matrix>* weights) {
+    const int n = q.rows, m = k.rows;
+    if (weights) weights->resize(s.heads);
+    if (n == 0) return;
+    const std::size_t per_head = std::size_t(n) * std::size_t(std::max(m, 1));
     const int heads_per_dispatch = static_cast<int>(std::clamp<std::size_t>(
-        (gpu_.max_block_elements() - 64) / per_head, 1, std::size_t(heads)));
+        (gpu_.max_block_elements() - 64) / per_head, 1, std::size_t(s.heads)));
     device_->run([&] {
-      Tensor& scratch = weights_scratch(std::size_t(std::max(1, heads_per_dispatch)) * per_head);
+      Tensor& scratch = weights_scratch(std::size_t(heads_per_dispatch) * per_head);
       upload_padding(mask.key_padding, 5);
-      ComputeProgram& p = program("self_attention_heads");
+      ComputeProgram& p = program("attention_heads");
       p.use();
-      gpu_.bind(p, 0, "q", qkv.cols_view(0, d));
-      gpu_.bind(p, 1, "k", qkv.cols_view(d, d));
-      gpu_.bind(p, 2, "v", qkv.cols_view(2 * d, d));
+      gpu_.bind(p, 0, "q", q);
+      gpu_.bind(p, 1, "k", k);
+      gpu_.bind(p, 2, "v", v);
       gpu_.bind(p, 4, "ctx", context);
       p.set("n_q", n);
-      p.set("n_k", n);
-      p.set("dh", dh);
-      p.set("group", 1);
-      p.set("score_factor", score_factor);
+      p.set("n_k", m);
+      p.set("dh", s.head_dim);
+      p.set("group", s.heads / s.kv_heads);
+      p.set("score_factor", s.score_factor);
+      p.set("logit_softcap", s.logit_softcap);
+      p.set("inv_softcap", s.logit_softcap > 0 ? 1.0f / s.logit_softcap : 0.0f);
       p.set("causal", mask.causal ? 1 : 0);
       p.set("mask_self", mask.mask_self ? 1 : 0);
       p.set("has_padding", mask.key_padding.empty() ? 0 : 1);
-      p.set("position_offset", 0);
-      p.set("window", 0);
-      for (int h0 = 0; h0 < heads; h0 += heads_per_dispatch) {
-        const int here = std::min(heads_per_dispatch, heads - h0);
+      p.set("query_offset", s.query_offset);
+      p.set("window", s.window);
+      for (int h0 = 0; h0 < s.heads; h0 += heads_per_dispatch) {
+        const int here = std::min(heads_per_dispatch, s.heads - h0);
         gpu_.bind_flat(p, 3, "w", scratch, std::size_t(here) * per_head);
         p.set("head0", h0);
-        p.set("heads_here", here);
         gpu_.dispatch(unsigned(n), unsigned(here));
         if (!weights) continue;
         const GlDevice::Located at = device_->locate(scratch.data, std::size_t(here) * per_head);
         glBindBuffer(GL_COPY_READ_BUFFER, at.buffer);
         for (int h = 0; h < here; ++h) {
           Matrix& w = (*weights)[h0 + h];
-          w.resize(n, n);
-          glGetBufferSubData(GL_COPY_READ_BUFFER, GLintptr(h * per_head * sizeof(float)),
-                             GLsizeiptr(per_head * sizeof(float)), w.data());
+          w.resize(n, m);
+          if (m > 0)
+            glGetBufferSubData(GL_COPY_READ_BUFFER, GLintptr(h * per_head * sizeof(float)),
+                               GLsizeiptr(std::size_t(n) * m * sizeof(float)), w.data());
         }
       }
     });
   }
 
- private:
   struct Arg {
     const char* name;
     Tensor tensor;

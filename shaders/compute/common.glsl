@@ -26,3 +26,16 @@ float softmax_term(float s, float row_max) {
 // Work-group reductions are written out in each main(), not in a helper function: Mesa 22.3's
 // llvmpipe let invocations past a barrier() inside a called function (a layer norm read partial
 // sums of other rows' stages), while the same code in main() is exact.
+
+// tanh saturates to ±1 in float beyond ±10; clamping keeps drivers that compute tanh from exp()
+// away from inf/inf.
+float safe_tanh(float u) { return tanh(clamp(u, -10.0, 10.0)); }
+
+// erf(z) by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): GLSL has no erf.
+float erf_approx(float z) {
+  float t = 1.0 / (1.0 + 0.3275911 * abs(z));
+  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 +
+               t * (-1.453152027 + t * 1.061405429))));
+  float e = 1.0 - poly * exp(-z * z);
+  return z < 0.0 ? -e : e;
+}

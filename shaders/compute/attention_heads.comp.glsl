@@ -1,10 +1,9 @@
 #version 430
-// Self-attention of every head in one dispatch: work group (query i, head h) computes row i of
-// head h's weights softmax(mask(score_factor · Q_h·K_hᵀ)) into `weights` [heads x n x n] and
-// row i of weights·V_h into columns [h·dh, (h+1)·dh) of `context`.
-// Q_h, K_h, V_h are columns h·dh, d + h·dh, 2d + h·dh of `qkv` [n x 3d]; dh <= 256.
-// Grouped-query models share one K/V head between `heads / kv_heads` query heads, and Q, K and V
-// may sit in separate tensors: q_col/k_col/v_col name the first column of head 0 in each.
+// Attention of every head in one dispatch: work group (query i, head h) computes row i of head h's
+// weights softmax(mask(softcap(score_factor · Q_h·K_gᵀ))) into `w` [heads x n_q x n_k] and
+// row i of weights·V_g into columns [h·dh, (h+1)·dh) of `context`. dh <= 256.
+// Q [n_q x heads·dh], K and V [n_k x kv_heads·dh] (for self-attention, column views of one qkv
+// tensor); grouped-query models share K/V head g = h / group between `group` query heads.
 layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer QBuffer { float q[]; };
 layout(std430, binding = 1) readonly buffer KBuffer { float kv_k[]; };
@@ -12,13 +11,14 @@ layout(std430, binding = 2) readonly buffer VBuffer { float kv_v[]; };
 layout(std430, binding = 3) coherent buffer WeightsBuffer { float w[]; };
 layout(std430, binding = 4) writeonly buffer ContextBuffer { float context[]; };
 layout(std430, binding = 5) readonly buffer PaddingBuffer { int padding[]; };
-uniform int n_q, n_k, dh, head0, heads_here, group;
+uniform int n_q, n_k, dh, head0, group;
 uniform int q_off, q_stride, k_off, k_stride, v_off, v_stride, w_off, ctx_off, ctx_stride;
 uniform float score_factor;
-// Masks: key j is masked for query i when causal and j > i + position_offset, when mask_self and
-// j == i + position_offset, when key padding[j] != 0, or when window > 0 and
-// i + position_offset - j >= window (sliding-window attention).
-uniform int causal, mask_self, has_padding, position_offset, window;
+uniform float logit_softcap, inv_softcap;  // softcap(s) = cap · tanh(s / cap) when cap > 0 (Gemma 2)
+// Masks (AttentionMask::masked): query i sits at position q = query_offset + i; key j is masked
+// when causal and j > q, when mask_self and j == q, when key padding[j] != 0, or when window > 0
+// and q - j >= window (sliding-window attention).
+uniform int causal, mask_self, has_padding, query_offset, window;
 
 const int LOCAL = 128;
 shared float q_row[256];
@@ -35,7 +35,7 @@ void main() {
   barrier();
 
   int row = w_off + (local_head * n_q + i) * n_k;
-  int pos = i + position_offset;
+  int pos = i + query_offset;
   float mx = neg_inf();
   for (int j = t; j < n_k; j += LOCAL) {
     bool masked = (causal != 0 && j > pos) || (mask_self != 0 && j == pos) ||
@@ -46,6 +46,7 @@ void main() {
       float dot = 0.0;
       for (int c = 0; c < dh; ++c) dot += q_row[c] * kv_k[kj + c];
       s = dot * score_factor;
+      if (logit_softcap > 0.0) s = logit_softcap * safe_tanh(s * inv_softcap);
       mx = max(mx, s);
     }
     w[row + j] = s;
