@@ -113,6 +113,7 @@ nlohmann::json traces_json(const App& app) {
         t["tokens"] = tokens;
         t["trace_text"] = r->trace->text;
         t["compute_ms"] = r->trace->compute_ms;
+        t["backend"] = r->trace->backend;  // the backend that computed it
       }
     }
     out.push_back(t);
@@ -427,6 +428,8 @@ int run_gui(const GuiOptions& options) {
         {"ui_ms_median", ui_times.empty() ? 0.0 : ui_times[ui_times.size() / 2]},
         {"model", app.state.model ? app.state.model->info().name : ""},
         {"model_error", app.state.model_error},
+        {"backend", app.state.backend ? app.state.backend->name() : ""},
+        {"backend_note", app.state.backend_note},
         {"views", layout},
         {"traces", traces_json(app)}};
     if (!options.type_keys.empty())

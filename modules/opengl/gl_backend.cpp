@@ -276,10 +276,10 @@ class GlBackend final : public Backend {
 
   ComputeProgram& program(const char* stem) { return programs_->get(stem); }
 
-  // Runs shader `stem` over [rows x cols] in row blocks that fit one binding; `one_group_per_row`
-  // selects dispatch_rows (reductions) over dispatch_elements (one invocation per element).
+  // Runs shader `stem` over [rows x cols] in row blocks that fit one binding; `dispatch(rows)`
+  // launches one block (the shader sees `rows`, `cols` and each tensor's `_off` and `_stride`).
   void run_blocks(const char* stem, const std::vector<Arg>& args, int rows, int cols,
-                  bool one_group_per_row, const SetUniforms& set) {
+                  const SetUniforms& set, const std::function<void(int)>& dispatch) {
     if (rows == 0 || cols == 0) return;
     device_->run([&] {
       int block = rows;
@@ -296,20 +296,20 @@ class GlBackend final : public Backend {
                     args[i].per_row ? args[i].tensor.rows_view(r0, n) : args[i].tensor);
         p.set("rows", n);
         p.set("row0", r0);
-        if (one_group_per_row)
-          gpu_.dispatch_rows(std::size_t(n));
-        else
-          gpu_.dispatch_elements(std::size_t(n) * std::size_t(cols));
+        dispatch(n);
       }
     });
   }
+  // One invocation per element.
   void elementwise(const char* stem, const std::vector<Arg>& args, int rows, int cols,
                    const SetUniforms& set = nullptr) {
-    run_blocks(stem, args, rows, cols, false, set);
+    run_blocks(stem, args, rows, cols, set,
+               [&](int n) { gpu_.dispatch_elements(std::size_t(n) * std::size_t(cols)); });
   }
+  // One work group per row (reductions).
   void per_row(const char* stem, const std::vector<Arg>& args, int rows, int cols,
                const SetUniforms& set = nullptr) {
-    run_blocks(stem, args, rows, cols, true, set);
+    run_blocks(stem, args, rows, cols, set, [&](int n) { gpu_.dispatch_rows(std::size_t(n)); });
   }
 
   // The key padding mask as ints in its own buffer, bound to `binding` (something is always
