@@ -118,7 +118,9 @@ class GlBackend final : public Backend {
       }
       const int n_block = std::min(gpu_.rows_per_block(std::max(1, k_block), a.stride),
                                    gpu_.rows_per_block(m_block, c.stride));
-      ComputeProgram& p = program("matmul");
+      // Few rows: one invocation per output (matmul_rows); otherwise 64x64 tiles.
+      const bool few_rows = c.rows < 16;
+      ComputeProgram& p = program(few_rows ? "matmul_rows" : "matmul");
       p.use();
       p.set("transpose_b", transpose_b ? 1 : 0);
       p.set("alpha", alpha);
@@ -137,7 +139,10 @@ class GlBackend final : public Backend {
             gpu_.bind(p, 2, "c", c.rows_view(r0, nn).cols_view(c0, mn));
             p.set("n", nn);
             p.set("m", mn);
-            gpu_.dispatch(unsigned((mn + 63) / 64), unsigned((nn + 63) / 64));
+            if (few_rows)
+              gpu_.dispatch_elements(std::size_t(nn) * std::size_t(mn));
+            else
+              gpu_.dispatch(unsigned((mn + 63) / 64), unsigned((nn + 63) / 64));
           }
         }
       }
