@@ -106,6 +106,19 @@ void BM_Gpt2SmallForward(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt2SmallForward)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 
+// The same forward on the opengl backend (llvmpipe here: for information, beside the CPU).
+void BM_Gpt2SmallForwardOpenGl(benchmark::State& state) {
+  const OpenGlProbe gl = try_opengl_backend();
+  if (!gl.backend) {
+    state.SkipWithError(("no OpenGL: " + gl.why).c_str());
+    return;
+  }
+  static const std::shared_ptr<Backend> keep = gl.backend;
+  gpt2_small().forward_ids({0}, *keep);  // the weights' upload (500 MB) is not timed
+  run_forward(state, gpt2_small(), keep.get());
+}
+BENCHMARK(BM_Gpt2SmallForwardOpenGl)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+
 void BM_Gpt2SmallForwardFloatKernel(benchmark::State& state) {
   if (packed_gemm_isas().empty() || packed_gemm_isas().front() != GemmIsa::kAmxBf16x3) {
     state.SkipWithError("the default kernel is already float (no AMX here)");

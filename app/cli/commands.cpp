@@ -30,7 +30,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
 
 CLI::Option* add_backend_option(CLI::App* app, std::string& backend) {
   return app->add_option("--backend,-b", backend, "compute backend")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "opengl"}))
       ->capture_default_str();
 }
 

@@ -2,6 +2,7 @@
 #include "app/views/draw_util.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -64,11 +65,13 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   }
 
   section("Backend");
-  const char* backends[] = {"auto", "cpu", "cuda"};
+  const char* backends[] = {"auto", "cpu", "cuda", "opengl"};
+  constexpr int kBackends = static_cast<int>(std::size(backends));
   int b = static_cast<int>(std::find(std::begin(backends), std::end(backends), st.backend_choice) -
                            std::begin(backends));
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::Combo("##backend", &b, backends, 3)) app.choose_backend(backends[std::clamp(b, 0, 2)]);
+  if (ImGui::Combo("##backend", &b, backends, kBackends))
+    app.choose_backend(backends[std::clamp(b, 0, kBackends - 1)]);
 
   section("Layer and head");
   int layers = st.model ? std::max(1, st.model->info().layers) : 1;
