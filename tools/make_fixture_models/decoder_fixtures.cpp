@@ -29,6 +29,16 @@ struct DecoderFixture {
   json extra;  // family-specific config.json keys
 };
 
+DecoderFixture named(std::string name, std::string model_type, std::string dtype,
+                     std::string tokenizer) {
+  DecoderFixture f;
+  f.name = std::move(name);
+  f.model_type = std::move(model_type);
+  f.dtype = std::move(dtype);
+  f.tokenizer = std::move(tokenizer);
+  return f;
+}
+
 // Writes `tensors` into `shards` files named like transformers' save_pretrained does, with the
 // model.safetensors.index.json that maps each tensor to its file.
 void write_sharded(const fs::path& dir, std::vector<NamedTensor> tensors, const std::string& dtype,
@@ -141,7 +151,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                              {"mlp_bias", false}};
   std::vector<std::pair<DecoderFixture, std::uint64_t>> all;
   {
-    DecoderFixture f{"llama-tiny", "llama", "F32", "llama3"};
+    DecoderFixture f = named("llama-tiny", "llama", "F32", "llama3");
     f.vocab = 128256;
     f.extra = llama_common;
     f.extra.update({{"architectures", {"LlamaForCausalLM"}},
@@ -159,7 +169,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x6c6c616d61ull});
   }
   {
-    DecoderFixture f{"smollm-tiny", "llama", "F16", "llama3"};
+    DecoderFixture f = named("smollm-tiny", "llama", "F16", "llama3");
     f.vocab = 128256;
     f.kv_heads = 1;
     f.tied = true;
@@ -172,7 +182,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x736d6f6cull});
   }
   {
-    DecoderFixture f{"mistral-tiny", "mistral", "F32", "llama2"};
+    DecoderFixture f = named("mistral-tiny", "mistral", "F32", "llama2");
     f.vocab = 32000;
     f.layers = 3;
     f.shards = 2;
@@ -186,7 +196,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x6d697374ull});
   }
   {
-    DecoderFixture f{"qwen2-tiny", "qwen2", "BF16", "qwen3"};
+    DecoderFixture f = named("qwen2-tiny", "qwen2", "BF16", "qwen3");
     f.vocab = 151936;
     f.tied = true;
     f.qkv_bias = true;
@@ -202,7 +212,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x7177656e32ull});
   }
   {
-    DecoderFixture f{"qwen3-tiny", "qwen3", "BF16", "qwen3"};
+    DecoderFixture f = named("qwen3-tiny", "qwen3", "BF16", "qwen3");
     f.vocab = 151936;
     f.head_dim = 16;  // 4 heads x 16 = 64, twice the hidden size, as Qwen3's configs allow
     f.qk_norm = true;
@@ -218,7 +228,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x7177656e33ull});
   }
   {
-    DecoderFixture f{"gemma2-tiny", "gemma2", "BF16", "gemma3"};
+    DecoderFixture f = named("gemma2-tiny", "gemma2", "BF16", "gemma3");
     f.vocab = 262208;
     f.layers = 3;
     f.head_dim = 16;
@@ -241,7 +251,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x67656d6d6132ull});
   }
   {
-    DecoderFixture f{"gemma3-tiny", "gemma3_text", "BF16", "gemma3"};
+    DecoderFixture f = named("gemma3-tiny", "gemma3_text", "BF16", "gemma3");
     f.vocab = 262208;
     f.layers = 3;
     f.head_dim = 16;
