@@ -82,7 +82,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   if (ImGui::SliderInt("head", &head, 1, heads)) st.head = std::clamp(head, 1, heads) - 1;
   help("\xE2\x86\x91 / \xE2\x86\x93 keys");
 
-  if (!st.model || st.model->info().kind == "lesson") {
+  if (!st.model || st.model->info().capabilities.meaning_shift) {
     section("Lesson model");
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("heads ").x);

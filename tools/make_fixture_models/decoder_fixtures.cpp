@@ -182,7 +182,7 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
     all.push_back({f, 0x736d6f6cull});
   }
   {
-    DecoderFixture f = named("mistral-tiny", "mistral", "F32", "llama2");
+    DecoderFixture f = named("mistral-tiny", "mistral", "F32", "mistral");
     f.vocab = 32000;
     f.layers = 3;
     f.shards = 2;

@@ -6,7 +6,7 @@
 namespace fixture {
 
 // Writes every decoder fixture folder under `out`. `npm` is tests/data/npm (tokenizer packages
-// llama3, qwen3, gemma3, llama2 from scripts/fetch_test_data.sh); a missing tokenizer leaves the
+// llama3, qwen3, gemma3, mistral from scripts/fetch_test_data.sh); a missing tokenizer leaves the
 // folder without one (the id-based golden tests need none). Returns how many got a tokenizer.
 int write_decoder_fixtures(const std::filesystem::path& out, const std::filesystem::path& npm);
 

@@ -74,7 +74,7 @@ def apply_rope(x, inv_freq, positions):
     """x [heads, n, dh]; HF's cos/sin of cat(freqs, freqs)."""
     freqs = positions[:, None].to(torch.float64) * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    return x * emb.cos() + rotate_half(x) * emb.sin()
+    return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)
 
 
 # ---- the description each family's config maps to ----------------------------------------------
@@ -156,13 +156,17 @@ def attention_mask(n, window, past=0):
 
 
 class DecoderReference:
-    def __init__(self, folder):
+    def __init__(self, folder, compute_dtype=torch.float64):
+        """compute_dtype float64 for golden data; bench/compare_pytorch.py times it in float32."""
         with open(os.path.join(folder, "config.json")) as f:
             self.cfg = json.load(f)
         self.spec = Spec(self.cfg)
         self.dtype = file_dtype(folder)
+        self.compute_dtype = compute_dtype
         raw = read_checkpoint(folder)
-        self.w = {k: torch.from_numpy(v).to(torch.float64) for k, v in raw.items()}
+        self.w = {}
+        for k in list(raw):
+            self.w[k] = torch.from_numpy(raw.pop(k)).to(compute_dtype)
 
     def get(self, name):
         return self.w[name]
@@ -171,9 +175,10 @@ class DecoderReference:
         y = x @ self.get(name + ".weight").T
         return y + self.get(name + ".bias") if bias else y
 
-    def forward(self, ids):
-        """ids: list -> dict with attention [layer][head, n, n], logits [n, V], rotated q per layer
-        [heads, n, dh] and k per layer [kv_heads, n, dh] (what the scores multiply)."""
+    def forward(self, ids, last_logits_only=False):
+        """ids: list -> dict with attention [layer][head, n, n], logits [n, V] (or [1, V] for the
+        last position only), rotated q per layer [heads, n, dh] and k per layer [kv_heads, n, dh]
+        (what the scores multiply)."""
         s = self.spec
         n = len(ids)
         pos = torch.arange(n)
@@ -181,7 +186,7 @@ class DecoderReference:
         if s.gemma:
             # Gemma scales the embeddings by sqrt(hidden) in the weights' dtype (the normalizer is a
             # tensor of that dtype), so a bf16 checkpoint multiplies by the bf16-rounded value.
-            x = x * torch.tensor(s.hidden ** 0.5, dtype=self.dtype).to(torch.float64)
+            x = x * torch.tensor(s.hidden ** 0.5, dtype=self.dtype).to(self.compute_dtype)
         out = {"attention": [], "q": [], "k": []}
         group = s.heads // s.kv_heads
         for l in range(s.layers):
@@ -221,6 +226,8 @@ class DecoderReference:
             if s.gemma:
                 m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, True)
             x = x + m
+        if last_logits_only:
+            x = x[-1:]
         x = rms_norm(x, self.get("model.norm.weight"), s.eps, s.gemma)
         head = self.get("model.embed_tokens.weight") if s.tied else self.get("lm_head.weight")
         logits = x @ head.T

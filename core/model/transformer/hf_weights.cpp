@@ -37,7 +37,7 @@ float config_float(const nlohmann::json& config, const std::string& key, float f
   return it->get<float>();
 }
 
-HfWeightReader::HfWeightReader(const SafetensorsFile& file, std::vector<std::string> prefixes)
+HfWeightReader::HfWeightReader(const Checkpoint& file, std::vector<std::string> prefixes)
     : file_(file), prefixes_(std::move(prefixes)) {
   prefixes_.insert(prefixes_.begin(), "");
 }
@@ -49,16 +49,17 @@ Tensor HfWeightReader::get(const std::vector<std::string>& names, int rows, int 
       if (!file_.has(full)) continue;
       Matrix m = file_.matrix(full);
       if (m.rows() != rows || m.cols() != cols)
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' has shape [" +
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full + "' has shape [" +
                          std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
                          "], expected [" + std::to_string(rows) + " x " + std::to_string(cols) +
                          "] from config.json");
       if (!m.allFinite())
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' contains NaN or inf");
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full +
+                         "' contains NaN or inf");
       return host_tensor(std::move(m));
     }
   }
-  throw ModelError(file_.path().string() + ": required tensor '" + names.front() +
+  throw ModelError(file_.file_of(names.front()).string() + ": required tensor '" + names.front() +
                    "' is missing (is this the right architecture?)");
 }
 
