@@ -12,6 +12,7 @@ PACKAGES=(
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
+  libcairo2-dev librsvg2-bin poppler-utils python3-numpy
   nodejs npm
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/model/decoder/decoder_network.h"
