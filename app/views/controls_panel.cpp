@@ -97,7 +97,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     }
   }
 
-  if (!st.model || st.model->info().kind == "lesson") {
+  if (!st.model || st.model->info().capabilities.meaning_shift) {
     section("Lesson model");
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("heads ").x);
