@@ -16,7 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-BUILD=build-gpu
+BUILD=${ATTNSCOPE_GPU_BUILD:-build-gpu}  # a build folder inside this tree
 REPORT=${ATTNSCOPE_GPU_REPORT:-$BUILD/gpu_report.txt}
 JOBS=$(nproc 2>/dev/null || echo 4)
 TARGETS=(attnscope_cuda fixture_models attention_bench llm_ops_bench decoder_shape_bench
