@@ -164,6 +164,7 @@ nlohmann::json traces_json(const App& app) {
         t["tokens"] = tokens;
         t["trace_text"] = r->trace->text;
         t["compute_ms"] = r->trace->compute_ms;
+        t["backend"] = r->trace->backend;  // the backend that computed it
       }
     }
     out.push_back(t);
@@ -553,8 +554,10 @@ int run_gui(const GuiOptions& options) {
           write_png(path, fb_w, fb_h);
           if (headless && !options.export_view.empty())
             export_current_view(app, prefs, 0, "heatmap", options.export_view);
-          app.state.message = "saved " + path;
-          app.state.message_is_error = false;
+          if (!headless) {  // a headless run keeps its last notice for the layout file
+            app.state.message = "saved " + path;
+            app.state.message_is_error = false;
+          }
         } catch (const std::exception& e) {
           if (headless) throw;
           app.state.message = e.what();
@@ -613,6 +616,8 @@ int run_gui(const GuiOptions& options) {
         {"ui_ms_median", ui_times.empty() ? 0.0 : ui_times[ui_times.size() / 2]},
         {"model", app.state.model ? app.state.model->info().name : ""},
         {"model_error", app.state.model_error},
+        {"backend", app.state.backend ? app.state.backend->name() : ""},
+        {"backend_note", app.state.backend_note},
         {"views", layout},
         {"traces", traces_json(app)},
         {"state", nlohmann::json::parse(session_to_json(capture_session(app, prefs)))},

@@ -221,7 +221,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
   {
     ViewContext ctx = make_context(app, fonts, active, layout, scale);
-    const bool lesson = !ctx.trace || ctx.trace->model.kind == "lesson";
+    const bool lesson = !ctx.trace || ctx.trace->model.capabilities.meaning_shift;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
                        lesson ? "Meaning shift" : "Next token", active + 1);
     meaning.Draw(ctx);

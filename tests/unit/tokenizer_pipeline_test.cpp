@@ -204,15 +204,29 @@ TEST_P(Pipeline, MatchesHuggingFaceAcrossUnicode) {
 }
 
 TEST_P(Pipeline, NeverThrowsOnInvalidUtf8AndOffsetsStayInside) {
-  const std::string text = "ab\xff\xfe c\xc3 \xe2\x82 d\x80 \xf0\x9f\xa4";
-  for (bool special : {false, true}) {
-    Tokens tokens;
-    ASSERT_NO_THROW(tokens = tokenizer_->encode(text, special));
-    for (const Token& t : tokens) {
-      if (t.special) continue;
-      EXPECT_LE(0, t.start);
-      EXPECT_LE(t.start, t.end);
-      EXPECT_LE(t.end, static_cast<int>(text.size()));
+  std::vector<std::string> texts = {"ab\xff\xfe c\xc3 \xe2\x82 d\x80 \xf0\x9f\xa4", ""};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255), length(0, 48);
+  for (int i = 0; i < 300; ++i) {  // random bytes, biased towards spaces, '<' and lead bytes
+    std::string t;
+    for (int k = length(rng); k > 0; --k) {
+      const int b = byte(rng);
+      t += static_cast<char>(b < 32 ? " <\xe2\xf0\xc3\x80"[b % 6] : b);
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    for (bool special : {false, true}) {
+      Tokens tokens;
+      ASSERT_NO_THROW(tokens = tokenizer_->encode(text, special));
+      for (const Token& t : tokens) {
+        if (t.special) continue;
+        ASSERT_LE(0, t.start);
+        ASSERT_LE(t.start, t.end);
+        ASSERT_LE(t.end, static_cast<int>(text.size()));
+        ASSERT_GE(t.id, 0);
+        ASSERT_LT(t.id, tokenizer_->vocab_size());
+      }
     }
   }
 }

@@ -56,7 +56,7 @@ LinearWeights fuse_qkv(const LinearWeights& q, const LinearWeights& k, const Lin
 
 BertNetwork BertNetwork::load(const std::filesystem::path& folder, const ProgressFn& progress) {
   const BertConfig c = read_config(folder / "config.json");
-  const SafetensorsFile file = SafetensorsFile::open(folder / "model.safetensors");
+  const Checkpoint file = Checkpoint::open(folder);  // model.safetensors, or shards
   // BertForMaskedLM / BertForPreTraining save "bert.…"; cls.*, pooler and position_ids buffers are
   // never asked for. Checkpoints converted from TensorFlow name LayerNorm's parameters gamma/beta.
   const HfWeightReader r(file, {"bert."});

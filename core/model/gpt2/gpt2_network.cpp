@@ -42,7 +42,7 @@ TransformerShape shape_of(const Gpt2Config& c) {
 
 Gpt2Network Gpt2Network::load(const std::filesystem::path& folder, const ProgressFn& progress) {
   const Gpt2Config c = read_config(folder / "config.json");
-  const SafetensorsFile file = SafetensorsFile::open(folder / "model.safetensors");
+  const Checkpoint file = Checkpoint::open(folder);  // model.safetensors, or shards
   // GPT2LMHeadModel saves "transformer.h.0…"; GPT2Model saves "h.0…". lm_head, attn.bias and
   // attn.masked_bias (causal-mask buffers) are simply never asked for.
   const HfWeightReader r(file, {"transformer."});

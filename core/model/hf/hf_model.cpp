@@ -4,8 +4,7 @@
 
 #include <new>
 
-#include "core/model/bert/bert_model.h"
-#include "core/model/gpt2/gpt2_model.h"
+#include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
 #include "core/util/file_read.h"
@@ -45,19 +44,15 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
   const fs::path folder = resolve_model_spec(spec);
   report(0.0, "reading " + (folder / "config.json").string());
   const nlohmann::json config = read_model_config(folder);
-  const std::string family = model_family(config);
-  if (family.empty())
-    throw ModelError(
-        "model type " + model_type_name(config) +
-        " is not supported yet (attnscope opens gpt2 and bert families): " + folder.string());
+  const HfFamily* family = find_hf_family(config);
+  if (!family) {
+    std::string known;
+    for (const HfFamily& f : hf_families()) known += (known.empty() ? "" : ", ") + f.model_type;
+    throw ModelError("model type " + model_type_name(config) +
+                     " is not supported yet (attnscope opens " + known + "): " + folder.string());
+  }
   switch (find_weights(folder)) {
     case WeightsStatus::safetensors:
-      // Shards are the modern-LLM issue's; until they load, say so (the loaders would report
-      // "model.safetensors: cannot open"). Drop this check together with its test then.
-      if (!path_present(folder / "model.safetensors"))
-        throw ModelError(folder.string() +
-                         ": sharded checkpoints (model.safetensors.index.json + shards) are not "
-                         "supported yet");
       break;
     case WeightsStatus::pytorch_only:
       throw ModelError(pytorch_only_message(folder));
@@ -66,14 +61,14 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
                        " has no model.safetensors (nor model.safetensors.index.json); download the "
                        "model again with `attnscope download ID`");
   }
-  report(0.0, "loading " + family + " model from " + folder.string());
+  report(0.0, "loading " + family->model_type + " model from " + folder.string());
   try {
-    if (family == "gpt2") return load_gpt2_model(folder, progress);
-    return load_bert_model(folder, progress);
+    return family->load(folder, config, progress);
   } catch (const std::bad_alloc&) {
     // Sizes are checked against config.json and the file before allocating; this is a model that
     // is real but larger than this machine's memory.
-    throw ModelError(folder.string() + ": not enough memory to load this " + family + " model");
+    throw ModelError(folder.string() + ": not enough memory to load this " + family->model_type +
+                     " model");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "core/model/hf/hub_cache.h"
 
+#include "core/model/hf/hf_families.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
@@ -315,24 +317,8 @@ nlohmann::json read_model_config(const fs::path& folder) {
 }
 
 std::string model_family(const nlohmann::json& config) {
-  auto type = config.find("model_type");
-  if (type != config.end() && type->is_string()) {
-    const std::string t = type->get<std::string>();
-    if (t == "gpt2") return "gpt2";
-    if (t == "bert") return "bert";
-    return "";
-  }
-  // Old configs may lack model_type; their architecture class names say the family.
-  auto archs = config.find("architectures");
-  if (archs != config.end() && archs->is_array()) {
-    for (const nlohmann::json& a : *archs) {
-      if (!a.is_string()) continue;
-      const std::string name = a.get<std::string>();
-      if (name.rfind("GPT2", 0) == 0) return "gpt2";
-      if (name.rfind("Bert", 0) == 0) return "bert";
-    }
-  }
-  return "";
+  const HfFamily* family = find_hf_family(config);
+  return family ? family->model_type : "";
 }
 
 std::string model_type_name(const nlohmann::json& config) {

@@ -84,7 +84,7 @@ struct SafetensorsFile::Impl {
   }
 };
 
-SafetensorsFile::SafetensorsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SafetensorsFile::SafetensorsFile(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 SafetensorsFile::~SafetensorsFile() = default;
@@ -211,6 +211,29 @@ const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
 }
 const std::filesystem::path& SafetensorsFile::path() const {
   return impl_->path;
+}
+
+RawTensor SafetensorsFile::raw(const std::string& name) const {
+  const auto it = impl_->tensors.find(name);
+  if (it == impl_->tensors.end()) impl_->fail("tensor '" + name + "' is missing");
+  const TensorInfo& info = it->second;
+  RawTensor t;
+  t.dtype = info.dtype;
+  t.shape = info.shape;
+  t.bytes = info.end - info.begin;
+  const unsigned char* src = impl_->map_base + impl_->data_offset + info.begin;
+  const std::size_t align = std::max<std::size_t>(1, dtype_size(info.dtype));
+  if (reinterpret_cast<std::uintptr_t>(src) % align == 0) {
+    t.data = src;
+    t.owner = impl_;
+    t.mapped = true;
+  } else {  // the header's length left the data unaligned: an aligned copy (rare in practice)
+    auto copy = std::shared_ptr<std::uint64_t[]>(new std::uint64_t[(t.bytes + 7) / 8]);
+    std::memcpy(copy.get(), src, t.bytes);
+    t.data = copy.get();
+    t.owner = copy;
+  }
+  return t;
 }
 
 Matrix SafetensorsFile::matrix(const std::string& name) const {

@@ -84,7 +84,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-HfWeightReader::HfWeightReader(const SafetensorsFile& file, std::vector<std::string> prefixes)
+HfWeightReader::HfWeightReader(const Checkpoint& file, std::vector<std::string> prefixes)
     : file_(file), prefixes_(std::move(prefixes)) {
   prefixes_.insert(prefixes_.begin(), "");
 }
@@ -96,23 +96,24 @@ Tensor HfWeightReader::get(const std::vector<std::string>& names, int rows, int 
       if (!file_.has(full)) continue;
       // The shape is compared before any data is converted, so a config that asks for a huge
       // tensor fails with this message, not with an allocation of the size it claims.
-      const std::vector<std::int64_t>& shape = file_.tensors().at(full).shape;
+      const std::vector<std::int64_t> shape = file_.raw(full).shape;
       if (!shape_matches(shape, rows, cols))
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' has shape " +
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full + "' has shape " +
                          shape_text(shape) + ", expected [" + std::to_string(rows) + " x " +
                          std::to_string(cols) + "] from config.json");
       Matrix m = file_.matrix(full);
       if (m.rows() != rows || m.cols() != cols)
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' has shape [" +
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full + "' has shape [" +
                          std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
                          "], expected [" + std::to_string(rows) + " x " + std::to_string(cols) +
                          "] from config.json");
       if (!m.allFinite())
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' contains NaN or inf");
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full +
+                         "' contains NaN or inf");
       return host_tensor(std::move(m));
     }
   }
-  throw ModelError(file_.path().string() + ": required tensor '" + names.front() +
+  throw ModelError(file_.file_of(names.front()).string() + ": required tensor '" + names.front() +
                    "' is missing (is this the right architecture?)");
 }
 
