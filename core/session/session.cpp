@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/atomic_file.h"
+#include "core/util/json_file.h"
 
 namespace attnscope {
 
@@ -189,7 +190,7 @@ Session parse_session(const std::string& document, const std::string& file) {
   try {
     doc = json::parse(document);
   } catch (const json::parse_error& e) {
-    throw SessionError(where + ": not JSON: " + e.what());
+    throw SessionError(where + ": not JSON: " + json_problem(e));  // short, one line
   }
   if (!doc.is_object())
     throw SessionError(where + ": expected a JSON object, found " + describe(doc));

@@ -16,6 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const SafetensorsFile file = SafetensorsFile::open(path);
     for (const auto& [name, info] : file.tensors()) {
       try {
+        const RawTensor raw = file.raw(name);  // mapped in file precision (decoders)
+        if (raw.bytes > 0) (void)static_cast<const unsigned char*>(raw.data)[raw.bytes - 1];
         const Matrix m = file.matrix(name);
         if (m.size() > 0) (void)m(0, 0);
       } catch (const ModelError&) {

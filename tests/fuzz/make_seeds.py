@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets, cut down from the fixture models (tools/make_fixture_models)
 and the npm vocabularies, so every seed is small (libFuzzer mutates faster) but real.
-Usage: make_seeds.py FIXTURES_DIR NPM_DIR OUT_DIR"""
+Usage: make_seeds.py FIXTURES_DIR NPM_DIR OUT_DIR [PYTHON_TRACE_JSON]"""
 import json
 import os
 import struct
 import sys
 
 fixtures, npm, out = sys.argv[1:4]
+python_trace = sys.argv[4] if len(sys.argv) > 4 else None
 SEP = b"\n@@@@\n"
 
 
@@ -96,3 +97,27 @@ for i, text in enumerate([
 ]):
     put("tokenizer_encode", "text%d" % i, text)
 put("tokenizer_encode", "invalid-utf8", b"\xff\xfe\xc3\x28 a\xe2\x82 \xf0\x9f\x98 \xed\xa0\x80")
+
+# Traces (first byte: even = JSON, odd = safetensors) and sessions.
+small_trace = {
+    "format": "attnscope-trace/1",
+    "model": {"name": "gpt2", "kind": "gpt2", "layers": 1, "heads": 2},
+    "backend": "cpu", "text": "the bank",
+    "tokens": [{"id": 464, "text": "the", "start": 0, "end": 3, "special": False},
+               {"id": 3331, "text": " bank", "start": 3, "end": 8, "special": False}],
+    "attention": [[[[1.0, 0.0], [0.25, 0.75]], [[1.0, 0.0], [0.5, 0.5]]]],
+}
+put("trace_reader", "small", b"\x00" + json.dumps(small_trace).encode())
+if python_trace and os.path.exists(python_trace):
+    put("trace_reader", "python-trace", b"\x00" + read(python_trace))
+put("trace_reader", "safetensors-like", b"\x01" + safetensors([("attention", "F32", [1, 1, 2, 2], struct.pack("<4f", 1, 0, 0.25, 0.75))], {"format": "attnscope-trace/1"}))
+session = {"format": "attnscope-session/1", "model": "lesson", "backend": "auto",
+           "lesson": {"beta": 5, "mask_self": True, "scale": True, "causal": False, "positional": False,
+                      "heads": 1, "mask_unknown": True, "head_design": "roles"},
+           "texts": [{"text": "she sat by the bank", "label": "river", "selected_token": 4}, {"text": "money"}],
+           "show_second": True,
+           "view": {"mode": "explore", "layer": 0, "head": 0, "active_slot": 0, "lesson_step": 1,
+                    "lesson_unscaled": False, "lesson_predict": False},
+           "display": {"theme": "light", "colormap": "viridis", "fixed_range": False, "font_scale": 1.0}}
+put("session", "full", json.dumps(session))
+put("session", "minimal", json.dumps({"format": "attnscope-session/1"}))
