@@ -118,8 +118,17 @@ void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float c
                        {"vector", vector}};
 }
 
-float colorbar_width() {
-  return 14.0f + 6.0f + text_width("0.00", kFigureMonoFont, true) + 4.0f;
+std::string tick_label(float v, float vmax) {
+  // Two decimals, more when the largest weight is small (a long text's weights are ~1/n).
+  const int decimals =
+      vmax > 0 && vmax < 0.1f ? std::min(6, 1 + static_cast<int>(std::ceil(-std::log10(vmax)))) : 2;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+float colorbar_width(float vmax) {
+  return 14.0f + 6.0f + text_width(tick_label(vmax, vmax), kFigureMonoFont, true) + 4.0f;
 }
 
 float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
@@ -130,18 +139,16 @@ float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, 
   g.stops.push_back(rgba(map.rgb(0.0f)));
   fig.add(std::move(g));
   fig.add(FigureRect{x, y, bar_w, h, Rgba{0, 0, 0, 0}, false, 0.75f, pal.line});
-  char buf[16];
   for (int k = 0; k < ticks; ++k) {
     const float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
     const float ty = y + h * f, v = vmax - (vmax - vmin) * f;
-    std::snprintf(buf, sizeof buf, "%.2f", v);
     fig.add(FigurePath{{{x + bar_w, ty}, {x + bar_w + 4, ty}}, pal.text, 0.75f});
-    fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, buf, kFigureMonoFont, pal.text,
-                       FigureText::Anchor::kStart, true});
+    fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, tick_label(v, vmax),
+                       kFigureMonoFont, pal.text, FigureText::Anchor::kStart, true});
   }
   fig.layout["colorbar"] = {{"x", x},       {"y", y},       {"w", bar_w},    {"h", h},
                             {"vmin", vmin}, {"vmax", vmax}, {"ticks", ticks}};
-  return colorbar_width();
+  return colorbar_width(vmax);
 }
 
 }  // namespace attnscope

@@ -43,6 +43,8 @@ void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float c
 // A vertical colorbar (vmax at the top) with `ticks` labelled ticks; returns its total width.
 float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
                    float vmax, const FigurePalette& pal, int ticks = 5);
-float colorbar_width();
+float colorbar_width(float vmax);
+// A tick's text: two decimals, more for small ranges.
+std::string tick_label(float v, float vmax);
 
 }  // namespace attnscope

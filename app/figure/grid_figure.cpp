@@ -9,6 +9,21 @@
 namespace attnscope {
 
 namespace {
+// Thumbnails hold at most this many cells a side: above it, each cell is the largest weight of its
+// block of tokens (peaks stay visible), so a GPT-2 grid at 1024 tokens stays a small file.
+constexpr int kThumbCells = 128;
+
+Matrix block_max(const Matrix& w, int k) {
+  const int n = static_cast<int>(w.rows());
+  Matrix out = Matrix::Zero(k, k);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      float& cell = out(static_cast<Eigen::Index>(i) * k / n, static_cast<Eigen::Index>(j) * k / n);
+      cell = std::max(cell, w(i, j));
+    }
+  return out;
+}
+
 Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
   const AttentionTrace& t = *r.trace;
@@ -20,7 +35,7 @@ Figure build(const FigureRequest& r) {
   const float pad = 8.0f, gap = 4.0f;
   const float title_h = r.title ? kFigureTitleFont * 1.8f : 0.0f;
   const float left = pad + text_width("layer 00", kFigureFont) + pad;
-  const float right = 2 * pad + colorbar_width();
+  const float right = 2 * pad + colorbar_width(vmax);
   Figure fig;
   fig.width = r.width > 0 ? r.width : std::clamp(left + right + heads * 72.0f, 480.0f, 1400.0f);
   const float thumb = (fig.width - left - right) / heads - gap;
@@ -46,10 +61,12 @@ Figure build(const FigureRequest& r) {
     fig.add(FigureText{left - pad, y + thumb / 2 + kFigureFont * 0.36f,
                        "layer " + std::to_string(l), kFigureFont * 0.9f, pal.text_dim,
                        FigureText::Anchor::kEnd});
-    for (int h = 0; h < heads; ++h)
-      add_heatmap_cells(fig, t.attention[l][h], left + h * (thumb + gap), y, thumb / n, map, 0.0f,
-                        vmax > 0 ? vmax : 1.0f, false, l == 0 && h == 0 ? "grid_first" : "",
-                        vector ? n : 0);
+    for (int h = 0; h < heads; ++h) {
+      const int k = std::min(n, kThumbCells);
+      add_heatmap_cells(fig, k < n ? block_max(t.attention[l][h], k) : t.attention[l][h],
+                        left + h * (thumb + gap), y, thumb / k, map, 0.0f, vmax > 0 ? vmax : 1.0f,
+                        false, l == 0 && h == 0 ? "grid_first" : "", vector ? n : 0);
+    }
   }
   add_colorbar(fig, left + heads * (thumb + gap) + pad, top, layers * (thumb + gap) - gap, map,
                0.0f, vmax > 0 ? vmax : 1.0f, pal);

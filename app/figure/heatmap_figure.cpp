@@ -29,7 +29,7 @@ Figure build(const FigureRequest& r) {
   const float pad = 8.0f;
   const float title_h = r.title ? kFigureTitleFont * 1.8f + kFigureFont * 1.2f : 0.0f;
   const float left = pad + label_w + pad, top = pad + title_h + label_w + pad;
-  const float right = 2 * pad + colorbar_width() + pad;
+  const float right = 2 * pad + colorbar_width(range.vmax) + pad;
   // Natural size: cells of 2.6 label heights up to 16 tokens, shrinking to fit 900 px.
   const float width = r.width > 0 ? r.width
                                   : std::clamp(left + right + n * kFigureFont * 2.6f, 320.0f,
