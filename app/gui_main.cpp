@@ -27,6 +27,7 @@
 #include "app/render/heatmap_renderer.h"
 #include "app/session_io.h"
 #include "app/ui/colormap.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
@@ -229,7 +230,10 @@ int run_gui(const GuiOptions& options) {
   if (options.text || options.text2)
     for (SlotState& s : app.state.slots) s.preferred_word.clear();
   app.choose_backend(options.backend);
-  app.open_model(options.model);
+  if (options.model_instance)
+    app.use_model(options.model_instance, options.model);
+  else
+    app.open_model(options.model);
   if (!settings_problem.empty())
     app.state.message = settings_problem, app.state.message_is_error = true;
 
@@ -476,6 +480,8 @@ int run_gui(const GuiOptions& options) {
       if (!path.empty()) {
         try {
           write_png(path, fb_w, fb_h);
+          if (headless && !options.export_view.empty())
+            export_current_view(app, prefs, 0, "heatmap", options.export_view);
           if (!headless) {  // a headless run keeps its last notice for the layout file
             app.state.message = "saved " + path;
             app.state.message_is_error = false;

@@ -42,6 +42,7 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
     sessions.DrawItems(app, prefs);
     ImGui::Separator();
     if (ImGui::MenuItem("Save screenshot", "Ctrl+S")) wants_screenshot = true;
+    if (ImGui::MenuItem("Export view\xE2\x80\xA6")) export_view.open_requested = true;
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) wants_quit = true;
     ImGui::EndMenu();
   }
@@ -233,6 +234,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::End();
 
   status.Draw(app, frame_ms, status_h);
+  export_view.Draw(app, prefs, "");
   return style_changed;
 }
 

@@ -9,6 +9,7 @@
 #include "app/app.h"
 #include "app/lesson/lesson_view.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/ui/session_menu.h"
 #include "app/views/arcs_view.h"
@@ -29,6 +30,7 @@ struct MainWindow {
   MeaningView meaning;
   ControlsPanel controls;
   StatusBar status;
+  ExportViewDialog export_view;  // File > Export view…
   LessonView lesson;        // the guided lesson, drawn instead of the explorer while it runs
   SessionMenu sessions;     // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)

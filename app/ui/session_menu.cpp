@@ -8,6 +8,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/lesson/lesson_steps.h"
 #include "app/session_io.h"
 #include "app/ui/settings.h"
 
@@ -103,8 +104,18 @@ void open_dropped_path(App& app, UiPrefs& prefs, SessionMenu& sessions, const st
     sessions.Open(app, prefs, path);
     return;
   }
-  app.state.message =
-      "cannot open '" + path + "': expected a session (.attnscope) or a model folder";
+  if (ext == ".json" || ext == ".safetensors") {
+    // A stored trace (attnscope-trace/1 JSON or safetensors): read and checked off the UI
+    // thread; a bad one is reported in the controls and the current model stays.
+    if (app.state.lesson_mode.active) leave_lesson(app);
+    app.open_trace(path);
+    app.state.message = "opening the trace " + path;
+    app.state.message_is_error = false;
+    return;
+  }
+  app.state.message = "cannot open '" + path +
+                      "': expected a session (.attnscope), a trace (.json, .safetensors) or a "
+                      "model folder";
   app.state.message_is_error = true;
 }
 
