@@ -117,7 +117,7 @@ void App::choose_backend(const std::string& choice) {
     state.backend = sel.backend;
     state.backend_note = sel.fallback_reason;
   } catch (const std::exception& e) {
-    // `cuda` asked for and unavailable: say why and keep computing on the CPU.
+    // `cuda` or `opengl` asked for and unavailable: say why and keep computing on the CPU.
     state.backend_note = e.what();
     state.backend = select_backend(BackendChoice::kCpu).backend;
   }

@@ -76,6 +76,22 @@ void BM_AttentionForwardCuda(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// OpenGL compute shaders (on llvmpipe where no GPU exists: for information, never picked by auto).
+void BM_AttentionForwardOpenGl(benchmark::State& state) {
+  const attnscope::OpenGlProbe gl = attnscope::try_opengl_backend();
+  if (!gl.backend) {
+    state.SkipWithError(("no OpenGL: " + gl.why).c_str());
+    return;
+  }
+  const int n = state.range(0);
+  const Matrix q = random_matrix(n, 64, 1), k = random_matrix(n, 64, 2),
+               v = random_matrix(n, 64, 3);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(attnscope::attention_forward(*gl.backend, q, k, v, {}));
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetLabel(gl.renderer);
+}
+
 BENCHMARK(BM_AttentionForwardCpu)
     ->Arg(8)
     ->Arg(64)
@@ -83,6 +99,12 @@ BENCHMARK(BM_AttentionForwardCpu)
     ->Arg(2048)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionNaive)->Arg(8)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionForwardOpenGl)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionForwardCuda)
     ->Arg(8)
     ->Arg(64)

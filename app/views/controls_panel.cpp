@@ -1,6 +1,8 @@
 #include "app/views/controls_panel.h"
+#include "app/views/draw_util.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -59,17 +61,17 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     if (p.label != "lesson" && ImGui::SmallButton("Cancel")) app.cancel_download();
   }
   if (!st.model_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
-    ImGui::TextWrapped("%s", st.model_error.c_str());
-    ImGui::PopStyleColor();
+    text_wrapped_message(st.model_error, colors.error);
   }
 
   section("Backend");
-  const char* backends[] = {"auto", "cpu", "cuda"};
+  const char* backends[] = {"auto", "cpu", "cuda", "opengl"};
+  constexpr int kBackends = static_cast<int>(std::size(backends));
   int b = static_cast<int>(std::find(std::begin(backends), std::end(backends), st.backend_choice) -
                            std::begin(backends));
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::Combo("##backend", &b, backends, 3)) app.choose_backend(backends[std::clamp(b, 0, 2)]);
+  if (ImGui::Combo("##backend", &b, backends, kBackends))
+    app.choose_backend(backends[std::clamp(b, 0, kBackends - 1)]);
 
   section("Layer and head");
   int layers = st.model ? std::max(1, st.model->info().layers) : 1;
@@ -95,7 +97,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     }
   }
 
-  if (!st.model || st.model->info().kind == "lesson") {
+  if (!st.model || st.model->info().capabilities.meaning_shift) {
     section("Lesson model");
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("heads ").x);

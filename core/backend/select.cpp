@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -17,18 +18,47 @@ BackendChoice parse_backend_choice(const std::string& s) {
   if (s == "auto") return BackendChoice::kAuto;
   if (s == "cpu") return BackendChoice::kCpu;
   if (s == "cuda") return BackendChoice::kCuda;
-  throw UsageError("unknown backend '" + s + "' (choose auto, cpu or cuda)");
+  if (s == "opengl") return BackendChoice::kOpenGl;
+  throw UsageError("unknown backend '" + s + "' (choose auto, cpu, cuda or opengl)");
 }
 
 namespace {
 
-// The module sits beside the executable (build/bin); ATTNSCOPE_CUDA_MODULE overrides the path.
-fs::path cuda_module_path() {
-  if (const char* env = std::getenv("ATTNSCOPE_CUDA_MODULE"); env && *env) return env;
+// A module sits beside the executable (build/bin); the environment variable overrides the path
+// (ATTNSCOPE_CUDA_MODULE, ATTNSCOPE_GL_MODULE).
+fs::path module_path(const char* env_name, const char* file) {
+  if (const char* env = std::getenv(env_name); env && *env) return env;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return kCudaModuleFile;
-  return exe.parent_path() / kCudaModuleFile;
+  if (ec) return file;
+  return exe.parent_path() / file;
+}
+fs::path cuda_module_path() {
+  return module_path("ATTNSCOPE_CUDA_MODULE", kCudaModuleFile);
+}
+
+// The OpenGL module's entry point, or null with `why` (the module stays loaded for the process).
+CreateGlBackendFn gl_module_entry(std::string& why) {
+  static std::mutex mu;
+  static CreateGlBackendFn entry = nullptr;
+  static std::string entry_why;
+  static bool tried = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!tried) {
+    tried = true;
+    const fs::path path = module_path("ATTNSCOPE_GL_MODULE", kGlModuleFile);
+    if (!fs::exists(path)) {
+      entry_why = "the OpenGL module was not built (libEGL or python3-glad was missing)";
+    } else if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL); !handle) {
+      const char* err = dlerror();
+      entry_why = std::string("the OpenGL module could not be loaded (") +
+                  (err ? err : "unknown error") + ")";
+    } else if (!(entry = reinterpret_cast<CreateGlBackendFn>(dlsym(handle, kGlModuleEntry)))) {
+      entry_why = "the OpenGL module is broken (entry point missing)";
+    }
+  }
+  if (!entry) why = entry_why;
+  return entry;
 }
 
 }  // namespace
@@ -76,16 +106,75 @@ std::shared_ptr<Backend> try_cuda_backend(std::string& why) {
   return b;
 }
 
+std::shared_ptr<Backend> create_opengl_backend(const GlModuleRequest& request,
+                                               GlModuleReport& report) {
+  std::string why;
+  CreateGlBackendFn create = gl_module_entry(why);
+  if (!create) {
+    report = GlModuleReport();
+    std::snprintf(report.error, sizeof report.error, "%s", why.c_str());
+    return nullptr;
+  }
+  return std::shared_ptr<Backend>(create(&request, &report));
+}
+
+OpenGlProbe try_opengl_backend(bool hardware_only) {
+  // Making a context takes tens of milliseconds and compiling the shaders more: once per process
+  // (again only when the last backend was freed).
+  static std::mutex mu;
+  static std::weak_ptr<Backend> cached;
+  static OpenGlProbe known;  // what the last attempt found (without its backend)
+  static bool probed = false, failed = false;
+  std::lock_guard<std::mutex> lock(mu);
+  OpenGlProbe probe = known;
+  if (probed && hardware_only && known.software) {
+    probe.why = known.renderer + " is a software renderer, slower than the CPU backend";
+    return probe;
+  }
+  if ((probe.backend = cached.lock())) return probe;
+  if (probed && (!known.available || failed)) return probe;
+
+  GlModuleRequest request;
+  request.hardware_only = hardware_only ? 1 : 0;
+  GlModuleReport report;
+  probe.backend = create_opengl_backend(request, report);
+  probe.available = report.status != kGlUnavailable;
+  probe.software = report.software != 0;
+  probe.shader_error = report.status == kGlShaderError;
+  probe.renderer = report.renderer;
+  probe.why = probe.backend ? "" : report.error;
+  probed = true;
+  failed = !probe.backend && report.status != kGlSoftwareOnly;
+  known = probe;
+  known.backend = nullptr;
+  cached = probe.backend;
+  return probe;
+}
+
 SelectedBackend select_backend(BackendChoice choice) {
   SelectedBackend sel;
-  if (choice != BackendChoice::kCpu) {
+  if (choice == BackendChoice::kOpenGl) {
+    OpenGlProbe gl = try_opengl_backend();
+    if (gl.backend) {
+      sel.backend = std::move(gl.backend);
+      return sel;
+    }
+    if (!gl.shader_error) throw BackendError("OpenGL is not available: " + gl.why);
+    sel.fallback_reason = gl.why;  // a driver that rejects a shader: compute on the CPU instead
+  } else if (choice != BackendChoice::kCpu) {
     std::string why;
     if (auto cuda = try_cuda_backend(why)) {
       sel.backend = std::move(cuda);
       return sel;
     }
     if (choice == BackendChoice::kCuda) throw BackendError("CUDA is not available: " + why);
-    sel.fallback_reason = why;
+    // auto: OpenGL only on a hardware GPU (llvmpipe is slower than the CPU backend).
+    OpenGlProbe gl = try_opengl_backend(/*hardware_only=*/true);
+    if (gl.backend) {
+      sel.backend = std::move(gl.backend);
+      return sel;
+    }
+    sel.fallback_reason = why + "; OpenGL: " + gl.why;
   }
   sel.backend = make_cpu_backend();
   return sel;

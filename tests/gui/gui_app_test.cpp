@@ -133,6 +133,22 @@ TEST(Screenshot, LightThemeAt1280x720) {
   EXPECT_GT(light, total / 2);
 }
 
+// The app computes on the opengl backend (its own headless context on its own thread, beside the
+// window's): the status bar's backend is opengl, both traces were computed there, and every
+// heatmap shows the core's (CPU) weights.
+TEST(Backend, OpenGlComputesInTheApp) {
+  std::string dir = test::temp_dir();
+  std::string png = dir + "/gl.png", layout_path = dir + "/gl.json";
+  ASSERT_EQ(run_app("--backend opengl --screenshot " + shell_quote(png) + " --layout " +
+                    shell_quote(layout_path)),
+            0);
+  nlohmann::json layout = read_json(layout_path);
+  EXPECT_EQ(layout["backend"], "opengl");
+  EXPECT_EQ(layout["backend_note"], "");
+  for (const auto& t : layout["traces"]) EXPECT_EQ(t["backend"], "opengl") << t.dump();
+  check_heatmaps(layout, read_png(png), 2);
+}
+
 TEST(Typing, KeystrokesChangeThePublishedTrace) {
   const std::string typed = "the cat sat on the warm mat";
   std::string dir = test::temp_dir();
