@@ -52,6 +52,7 @@ struct LessonMode {
   // What the explorer showed before the lesson began, restored when it ends.
   LessonOptions saved_options;
   std::string saved_model_spec, saved_text2, saved_label2;
+  std::shared_ptr<const Model> saved_model;  // given back as is (no reload) when not the lesson
   bool saved_show_second = true;
 };
 

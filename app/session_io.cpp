@@ -4,6 +4,7 @@
 
 #include "app/lesson/lesson_steps.h"
 #include "app/ui/colormap.h"
+#include "core/trace/trace_model.h"
 
 namespace attnscope {
 
@@ -14,6 +15,12 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   // In the lesson, the step's own options are temporary: save what the explorer had.
   s.model = lesson.active ? (lesson.saved_model_spec.empty() ? "lesson" : lesson.saved_model_spec)
                           : st.model_spec;
+  // A stored trace (`view FILE`, a dropped trace) is saved as "trace:" and its file's path.
+  const Model* model = lesson.active ? lesson.saved_model.get() : st.model.get();
+  if (const auto* stored = dynamic_cast<const TraceModel*>(model)) {
+    s.model = std::string(kTraceSpecPrefix) +
+              (stored->path().empty() ? stored->source() : stored->path().string());
+  }
   s.backend = st.backend_choice;
   s.lesson = lesson.active ? lesson.saved_options : st.lesson;
   for (int i = 0; i < kSessionSlots; ++i) {
@@ -81,7 +88,10 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
     st.lesson_mode.saved_model_spec = s.model;
   } else {
     st.lesson_mode.step = s.lesson_step;
-    app.open_model(s.model);  // the lesson model is rebuilt with the session's options
+    if (s.model.rfind(kTraceSpecPrefix, 0) == 0)
+      app.open_trace(s.model.substr(std::string(kTraceSpecPrefix).size()));
+    else
+      app.open_model(s.model);  // the lesson model is rebuilt with the session's options
   }
 }
 

@@ -10,6 +10,9 @@
 
 namespace attnscope {
 
+// A session's "model" for a stored trace: "trace:" and the trace file's absolute path.
+inline constexpr const char* kTraceSpecPrefix = "trace:";
+
 Session capture_session(const App& app, const UiPrefs& prefs);
 // Throws SessionError (and changes nothing) when the session names something this app does not
 // have (a colormap); otherwise applies it: the model is opened off the UI thread, as from the

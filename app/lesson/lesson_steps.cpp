@@ -84,6 +84,7 @@ void enter_lesson(App& app, int step) {
   if (!m.active) {
     m.saved_options = st.lesson;
     m.saved_model_spec = st.model_spec;
+    m.saved_model = st.model;
     m.saved_text2 = st.slots[1].text;
     m.saved_label2 = st.slots[1].label;
     m.saved_show_second = st.show_second;
@@ -106,8 +107,11 @@ void leave_lesson(App& app) {
   st.show_second = m.saved_show_second;
   if (m.saved_model_spec.empty() || m.saved_model_spec == "lesson")
     app.rebuild_lesson_model();
+  else if (m.saved_model && m.saved_model->info().kind != "lesson")
+    app.use_model(m.saved_model, m.saved_model_spec);  // GPT-2, BERT, a stored trace: no reload
   else
     app.open_model(m.saved_model_spec);
+  m.saved_model.reset();
 }
 
 void lesson_go_to(App& app, int step) {

@@ -8,6 +8,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/lesson/lesson_steps.h"
 #include "app/session_io.h"
 #include "app/ui/settings.h"
 
@@ -104,8 +105,9 @@ void open_dropped_path(App& app, UiPrefs& prefs, SessionMenu& sessions, const st
     return;
   }
   if (ext == ".json" || ext == ".safetensors") {
-    // A stored trace (attnscope-trace/1): read off the UI thread; a bad one is reported and the
-    // current model stays.
+    // A stored trace (attnscope-trace/1 JSON or safetensors): read and checked off the UI
+    // thread; a bad one is reported in the controls and the current model stays.
+    if (app.state.lesson_mode.active) leave_lesson(app);
     app.open_trace(path);
     app.state.message = "opening the trace " + path;
     app.state.message_is_error = false;

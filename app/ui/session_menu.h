@@ -28,8 +28,9 @@ struct SessionMenu {
 };
 
 // A file or folder dropped on the window: a session (.attnscope, or JSON whose "format" is
-// attnscope-session/1) is opened as one, a folder as a model; anything else is refused with a
-// message in the status bar.
+// attnscope-session/1) is opened as one, another .json or a .safetensors as a stored trace (as
+// `attnscope view FILE`), a folder as a model; anything else is refused with a message in the
+// status bar.
 void open_dropped_path(App& app, UiPrefs& prefs, SessionMenu& sessions, const std::string& path);
 
 }  // namespace attnscope

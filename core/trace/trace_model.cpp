@@ -4,9 +4,10 @@
 
 namespace attnscope {
 
-TraceModel::TraceModel(AttentionTrace trace, std::string source)
+TraceModel::TraceModel(AttentionTrace trace, std::string source, std::filesystem::path path)
     : trace_(std::make_shared<const AttentionTrace>(std::move(trace))),
-      source_(std::move(source)) {}
+      source_(std::move(source)),
+      path_(std::move(path)) {}
 
 AttentionTrace TraceModel::run(const std::string& text, Backend&) const {
   if (text != trace_->text)
@@ -18,7 +19,10 @@ AttentionTrace TraceModel::run(const std::string& text, Backend&) const {
 }
 
 std::shared_ptr<const TraceModel> open_trace_model(const std::filesystem::path& path) {
-  return std::make_shared<const TraceModel>(read_trace_file(path), path.filename().string());
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return std::make_shared<const TraceModel>(read_trace_file(path), path.filename().string(),
+                                            ec ? path : absolute.lexically_normal());
 }
 
 }  // namespace attnscope

@@ -12,17 +12,20 @@ namespace attnscope {
 
 class TraceModel final : public Model {
  public:
-  TraceModel(AttentionTrace trace, std::string source);
+  TraceModel(AttentionTrace trace, std::string source, std::filesystem::path path = {});
   ModelInfo info() const override { return trace_->model; }
   Tokens tokenize(const std::string&) const override { return trace_->tokens; }
   AttentionTrace run(const std::string& text, Backend& backend) const override;
 
   const AttentionTrace& trace() const { return *trace_; }
   const std::string& source() const { return source_; }  // the file it came from
+  // Where that file is (absolute; empty when the trace did not come from a file): sessions save it.
+  const std::filesystem::path& path() const { return path_; }
 
  private:
   std::shared_ptr<const AttentionTrace> trace_;
   std::string source_;
+  std::filesystem::path path_;
 };
 
 // Reads and validates the file (trace_reader.h); throws TraceError.

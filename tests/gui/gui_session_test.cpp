@@ -141,6 +141,26 @@ TEST(Session, DroppedFilesAndFolders) {
   EXPECT_NE(model.layout["model_error"].get<std::string>().find(folder), std::string::npos)
       << model.layout["model_error"];
   EXPECT_EQ(model.layout["model"], "lesson");
+  // A stored trace opens as `attnscope view FILE` would; a session saved then names its file.
+  const std::string trace = test::temp_dir() + "/stored.json";
+  ASSERT_EQ(run_app("export --text " + shell_quote("the cat sat on the mat") + " -o " +
+                    shell_quote(trace)),
+            0);
+  AppRun stored = run("--drop " + shell_quote(trace));
+  ASSERT_EQ(stored.rc, 0) << stored.stderr_text;
+  EXPECT_EQ(stored.layout["traces"][0]["text"], "the cat sat on the mat");
+  EXPECT_EQ(stored.layout["state"]["model"], "trace:" + trace);
+  const std::string saved = write("trace.attnscope", stored.layout["state"].dump());
+  AppRun reopened = run("--session " + shell_quote(saved));
+  ASSERT_EQ(reopened.rc, 0) << reopened.stderr_text;
+  EXPECT_EQ(reopened.layout["traces"][0]["text"], "the cat sat on the mat");
+  EXPECT_EQ(reopened.layout["state"]["model"], "trace:" + trace);
+  // A JSON file that is no trace: the error names it, the current model stays.
+  const std::string junk = write("junk.json", R"({"format": "something-else"})");
+  AppRun bad = run("--drop " + shell_quote(junk));
+  EXPECT_NE(bad.layout["model_error"].get<std::string>().find("junk.json"), std::string::npos)
+      << bad.layout["model_error"];
+  EXPECT_EQ(bad.layout["model"], "lesson");
   // Anything else is refused by name.
   const std::string text = write("notes.txt", "hello");
   AppRun other = run("--drop " + shell_quote(text));
