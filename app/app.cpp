@@ -3,9 +3,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/backend/select.h"
 #include "core/model/hf/download.h"
+#include "core/trace/trace_model.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -74,6 +76,17 @@ void App::open_model(const std::string& spec) {
       label, [spec](const ProgressFn& progress) { return attnscope::open_model(spec, progress); });
 }
 
+void App::open_trace(const std::string& path) {
+  const std::string label = "trace " + std::filesystem::path(path).filename().string();
+  loader_.request(label, [path](const ProgressFn&) -> std::shared_ptr<const Model> {
+    return open_trace_model(path);
+  });
+}
+
+void App::use_model(std::shared_ptr<const Model> model, const std::string& label) {
+  loader_.request(label, [model](const ProgressFn&) { return model; });
+}
+
 void App::download_and_open(const std::string& repo_id) {
   cancel_->store(true);  // a download still running for an older request stops
   cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -132,6 +145,15 @@ void App::update() {
       ModelInfo info = state.model->info();
       state.layer = std::min(state.layer, std::max(0, info.layers - 1));
       state.head = std::min(state.head, std::max(0, info.heads - 1));
+      if (auto* stored = dynamic_cast<const TraceModel*>(state.model.get())) {
+        // A stored trace shows its own text, once.
+        SlotState& s = state.slots[0];
+        s.text = stored->trace().text;
+        s.label = stored->source();
+        s.preferred_word.clear();
+        s.locked_token = -1;
+        state.show_second = false;
+      }
       submit_all();
     } else {
       state.model_error = "could not open " + loaded->label + ": " + loaded->error;

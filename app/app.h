@@ -38,6 +38,11 @@ class App {
   void submit_all();
   void open_model(const std::string& spec);  // off the UI thread; keeps the current one meanwhile
   void rebuild_lesson_model();               // after a lesson option changed
+  // A stored trace file (attnscope-trace/1 JSON or safetensors) shown as the model: read off the
+  // UI thread; a bad file is reported and the current model stays.
+  void open_trace(const std::string& path);
+  // A model opened elsewhere (`view FILE` reads the trace before the window opens).
+  void use_model(std::shared_ptr<const Model> model, const std::string& label);
   // Fetches a repo id from the Hugging Face hub into the cache, then opens it (off the UI thread,
   // with progress); cancel_download() stops it, leaving the partial file for a later resume.
   void download_and_open(const std::string& repo_id);

@@ -40,6 +40,21 @@ struct Focus {
   }
 };
 
+// The guided lesson (app/lesson/): a presentation mode, one screen per step of "Attention,
+// explained from scratch", on sentence 1.
+struct LessonMode {
+  bool active = false;
+  int step = 1;            // 1..kLessonSteps (core/session/session.h)
+  bool unscaled = false;   // step 4: show the softmax without ÷√d_k
+  bool predict = false;    // "predict first": each step's numbers stay hidden until revealed
+  bool revealed = false;   // this step's numbers are shown (predict mode)
+  bool positions = false;  // step 8: add positional encodings
+  // What the explorer showed before the lesson began, restored when it ends.
+  LessonOptions saved_options;
+  std::string saved_model_spec, saved_text2, saved_label2;
+  bool saved_show_second = true;
+};
+
 struct AppState {
   std::array<SlotState, kSlots> slots;
   bool show_second = true;
@@ -57,6 +72,9 @@ struct AppState {
   int colormap = 0;          // index into colormaps()
   bool fixed_range = false;  // colors span 0..1 instead of 0..row-set max
   Focus focus;
+
+  LessonMode lesson_mode;
+  std::string session_path;  // the session file last opened or saved (empty: none)
 
   std::string message;  // last screenshot path or notice (status bar)
   bool message_is_error = false;

@@ -20,10 +20,14 @@
 #include <stb/stb_image_write.h>
 
 #include "app/app.h"
+#include "app/lesson/lesson_steps.h"
+#include "app/lesson/lesson_view.h"
 #include "app/render/gl.h"
 #include "app/render/gl_objects.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/session_io.h"
 #include "app/ui/colormap.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
@@ -55,6 +59,45 @@ bool pressed(int key, bool ctrl = false) {
   for (const KeyPress& k : g_key_presses)
     if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
   return false;
+}
+
+// Files and folders dropped on the window since the last frame.
+std::vector<std::string> g_dropped;
+void on_drop(GLFWwindow*, int count, const char** paths) {
+  for (int i = 0; i < count; ++i) g_dropped.emplace_back(paths[i]);
+}
+
+// The keys of --keys ("pagedown,right,u"), as GLFW key codes; throws UsageError for an unknown one.
+std::vector<int> parse_keys(const std::string& list) {
+  static const std::pair<const char*, int> kNames[] = {{"pagedown", GLFW_KEY_PAGE_DOWN},
+                                                       {"pageup", GLFW_KEY_PAGE_UP},
+                                                       {"right", GLFW_KEY_RIGHT},
+                                                       {"left", GLFW_KEY_LEFT},
+                                                       {"up", GLFW_KEY_UP},
+                                                       {"down", GLFW_KEY_DOWN},
+                                                       {"home", GLFW_KEY_HOME},
+                                                       {"end", GLFW_KEY_END},
+                                                       {"space", GLFW_KEY_SPACE},
+                                                       {"escape", GLFW_KEY_ESCAPE},
+                                                       {"f5", GLFW_KEY_F5},
+                                                       {"u", GLFW_KEY_U},
+                                                       {"p", GLFW_KEY_P}};
+  std::vector<int> keys;
+  std::string name;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i < list.size() && list[i] != ',') {
+      name += list[i];
+      continue;
+    }
+    if (name.empty()) continue;
+    int code = -1;
+    for (const auto& [n, c] : kNames)
+      if (name == n) code = c;
+    if (code < 0) throw UsageError("--keys: unknown key '" + name + "'");
+    keys.push_back(code);
+    name.clear();
+  }
+  return keys;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -121,9 +164,9 @@ nlohmann::json traces_json(const App& app) {
   return out;
 }
 
-struct Session {
+struct GlfwSession {
   GLFWwindow* window = nullptr;
-  ~Session() {
+  ~GlfwSession() {
     if (window) {
       ImGui_ImplOpenGL3_Shutdown();
       ImGui_ImplGlfw_Shutdown();
@@ -137,7 +180,9 @@ struct Session {
 }  // namespace
 
 int run_gui(const GuiOptions& options) {
+  int exit_code_from_session = 0;
   const bool headless = !options.screenshot.empty() || !options.type_keys.empty();
+  const std::vector<int> scripted_keys = parse_keys(options.keys);
   std::string settings_problem;
   Settings settings = load_settings(settings_problem);
   if (!options.theme.empty()) settings.light_theme = options.theme == "light";
@@ -147,7 +192,7 @@ int run_gui(const GuiOptions& options) {
     std::sscanf(options.window_size.c_str(), "%dx%d", &width, &height);
 
   glfwSetErrorCallback(on_glfw_error);
-  Session session;
+  GlfwSession session;
   if (!glfwInit()) throw Error("cannot open a window: " + g_glfw_error);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -167,6 +212,7 @@ int run_gui(const GuiOptions& options) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;            // our own settings file holds what matters
   glfwSetKeyCallback(window, on_key);  // before ImGui's, which calls it after its own
+  glfwSetDropCallback(window, on_drop);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
@@ -185,11 +231,31 @@ int run_gui(const GuiOptions& options) {
   if (options.text || options.text2)
     for (SlotState& s : app.state.slots) s.preferred_word.clear();
   app.choose_backend(options.backend);
-  app.open_model(options.model);
+  if (options.model_instance)
+    app.use_model(options.model_instance, options.model);
+  else
+    app.open_model(options.model);
   if (!settings_problem.empty())
     app.state.message = settings_problem, app.state.message_is_error = true;
 
   MainWindow main_window;
+  main_window.sessions.recent = settings.recent_sessions;
+  // A session replaces the defaults; options given on the command line win over it.
+  if (!options.session.empty()) {
+    main_window.sessions.Open(app, prefs, options.session);
+    if (app.state.session_path.empty()) {
+      std::fprintf(stderr, "attnscope: %s\n", app.state.message.c_str());
+      if (headless) exit_code_from_session = 1;
+    } else {
+      if (options.text) app.set_text(0, *options.text);
+      if (options.text2) app.set_text(1, *options.text2);
+      if (!options.theme.empty()) prefs.light_theme = options.theme == "light";
+    }
+  }
+  if (options.lesson_step > 0) {
+    enter_lesson(app, options.lesson_step);
+    if (options.theme.empty()) prefs.light_theme = true;  // the projector theme
+  }
   // Raster scale of the current font atlas; 0 forces a (re)build.
   float atlas_raster = 0.0f, atlas_font_scale = 0.0f;
   Fonts fonts;
@@ -229,7 +295,9 @@ int run_gui(const GuiOptions& options) {
   const auto started = Clock::now();
   bool windowed_saved = false;
   int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
-  int exit_code = 0;
+  int exit_code = exit_code_from_session;
+  size_t keys_pressed = 0;
+  bool dropped_test_path = options.drop.empty();
 
   while (!glfwWindowShouldClose(window)) {
     const bool busy = app.computing() || app.load_progress().busy || typing != Typing::kNone;
@@ -280,9 +348,47 @@ int run_gui(const GuiOptions& options) {
 
     ImGui::NewFrame();
     app.update();
+    // Scripted keys and drops (tests): once everything is computed, one key per settled frame.
+    if (frame >= 2 && app.settled() && !app.load_progress().busy) {
+      if (!dropped_test_path) {
+        g_dropped.push_back(options.drop);
+        dropped_test_path = true;
+      } else if (keys_pressed < scripted_keys.size()) {
+        g_key_presses.push_back({scripted_keys[keys_pressed++], 0});
+      }
+    }
 
+    // Dropped files and folders: sessions, model folders.
+    for (const std::string& path : g_dropped)
+      open_dropped_path(app, prefs, main_window.sessions, path);
+    g_dropped.clear();
+    LessonMode& lesson_mode = app.state.lesson_mode;
+    if (pressed(GLFW_KEY_F5)) {
+      if (lesson_mode.active) {
+        leave_lesson(app);
+      } else {
+        enter_lesson(app, lesson_mode.step);
+        prefs.light_theme = true;
+      }
+    } else if (lesson_mode.active) {
+      // The lesson's keys: PageDown/PageUp always (presenters' clickers), the others while no
+      // text box has the keyboard.
+      const bool typing_text = io.WantTextInput;
+      if (pressed(GLFW_KEY_PAGE_DOWN) || (!typing_text && pressed(GLFW_KEY_RIGHT)))
+        lesson_handle_key(app, LessonKey::kNext);
+      if (pressed(GLFW_KEY_PAGE_UP) || (!typing_text && pressed(GLFW_KEY_LEFT)))
+        lesson_handle_key(app, LessonKey::kPrevious);
+      if (!typing_text) {
+        if (pressed(GLFW_KEY_HOME)) lesson_handle_key(app, LessonKey::kFirst);
+        if (pressed(GLFW_KEY_END)) lesson_handle_key(app, LessonKey::kLast);
+        if (pressed(GLFW_KEY_SPACE)) lesson_handle_key(app, LessonKey::kReveal);
+        if (pressed(GLFW_KEY_U)) lesson_handle_key(app, LessonKey::kUnscaled);
+        if (pressed(GLFW_KEY_P)) lesson_handle_key(app, LessonKey::kPositions);
+        if (pressed(GLFW_KEY_ESCAPE)) lesson_handle_key(app, LessonKey::kLeave);
+      }
+    }
     // Keyboard shortcuts (arrows only while no text box has the keyboard).
-    if (!io.WantTextInput && app.state.model) {
+    if (!io.WantTextInput && app.state.model && !lesson_mode.active) {
       ModelInfo info = app.state.model->info();
       if (pressed(GLFW_KEY_RIGHT)) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
       if (pressed(GLFW_KEY_LEFT)) app.state.layer = std::max(app.state.layer - 1, 0);
@@ -356,8 +462,10 @@ int run_gui(const GuiOptions& options) {
     // capture then raced the first traces and missed the hover of --hover).
     const bool load_failed =
         !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
-    const bool ready =
-        (app.settled() || load_failed) && (typing == Typing::kNone || typing == Typing::kDone);
+    const bool ready = (app.settled() || load_failed) &&
+                       (typing == Typing::kNone || typing == Typing::kDone) &&
+                       keys_pressed == scripted_keys.size() && dropped_test_path &&
+                       g_dropped.empty() && !app.load_progress().busy;
     frames_ready = ready ? frames_ready + 1 : 0;
     bool finish = false;
     if (headless &&
@@ -373,6 +481,8 @@ int run_gui(const GuiOptions& options) {
       if (!path.empty()) {
         try {
           write_png(path, fb_w, fb_h);
+          if (headless && !options.export_view.empty())
+            export_current_view(app, prefs, 0, "heatmap", options.export_view);
           app.state.message = "saved " + path;
           app.state.message_is_error = false;
         } catch (const std::exception& e) {
@@ -389,10 +499,15 @@ int run_gui(const GuiOptions& options) {
     // Scripted typing state machine.
     if (typing == Typing::kWaitSettle && app.settled() && frame >= 2) {
       app.set_text(0, "");  // start from an empty box, then type every character
-      main_window.focus_text_box = 0;
+      if (app.state.lesson_mode.active)
+        main_window.lesson.focus_text_box = 0;
+      else
+        main_window.focus_text_box = 0;
       typing = Typing::kFocusing;
       jobs_before_typing = app.computed_jobs();
-    } else if (typing == Typing::kFocusing && main_window.text_box_active[0]) {
+    } else if (typing == Typing::kFocusing &&
+               (app.state.lesson_mode.active ? main_window.lesson.text_box_active
+                                             : main_window.text_box_active[0])) {
       typing = Typing::kTyping;
       keys_injected = 0;
       typing_started = Clock::now();
@@ -431,7 +546,11 @@ int run_gui(const GuiOptions& options) {
         {"backend", app.state.backend ? app.state.backend->name() : ""},
         {"backend_note", app.state.backend_note},
         {"views", layout},
-        {"traces", traces_json(app)}};
+        {"traces", traces_json(app)},
+        {"state", nlohmann::json::parse(session_to_json(capture_session(app, prefs)))},
+        {"session_path", app.state.session_path},
+        {"message", app.state.message},
+        {"recent_sessions", main_window.sessions.recent}};
     if (!options.type_keys.empty())
       doc["typing"] = {{"typed", options.type_keys},
                        {"done", typing == Typing::kDone},
@@ -452,6 +571,7 @@ int run_gui(const GuiOptions& options) {
     settings.window_width = saved_w;
     settings.window_height = saved_h;
     settings.screenshot_scale = prefs.screenshot_scale;
+    settings.recent_sessions = main_window.sessions.recent;
     std::string problem;
     if (!save_settings(settings, problem)) std::fprintf(stderr, "attnscope: %s\n", problem.c_str());
   }

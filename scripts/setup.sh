@@ -7,12 +7,13 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake pkg-config
-  zlib1g-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libcurl4-openssl-dev
+  zlib1g-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libonig-dev libcurl4-openssl-dev
   libssl-dev
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
   libegl-dev libegl-mesa0
+  libcairo2-dev librsvg2-bin poppler-utils python3-numpy
   nodejs npm
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then

@@ -13,6 +13,8 @@ std::unique_ptr<Command> make_tokenize_command();
 std::unique_ptr<Command> make_models_command();
 std::unique_ptr<Command> make_backends_command();
 std::unique_ptr<Command> make_download_command();
+std::unique_ptr<Command> make_view_command();
+std::unique_ptr<Command> make_render_command();
 
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> all;
@@ -21,6 +23,8 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   all.push_back(make_models_command());
   all.push_back(make_backends_command());
   all.push_back(make_download_command());
+  all.push_back(make_view_command());
+  all.push_back(make_render_command());
   return all;
 }
 

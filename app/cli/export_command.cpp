@@ -1,11 +1,14 @@
-// attnscope export --model M --text T [--backend B] [-o FILE|-]: the JSON trace of one forward
-// pass.
+// attnscope export --model M --text T [--backend B] [--format json|npy|csv|safetensors]
+//                  [--layers 0,2-3] [--heads 1] [-o FILE|-]
+// One forward pass, written by one of core/trace's streaming writers (trace_writer.h).
 #include <cstdio>
+#include <filesystem>
 
 #include "app/cli/command.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
-#include "core/trace/json_writer.h"
+#include "core/trace/trace_writer.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 namespace {
@@ -13,27 +16,57 @@ namespace {
 class ExportCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* sub =
-        app.add_subcommand("export", "write the JSON attention trace (attnscope-trace/1)");
+    CLI::App* sub = app.add_subcommand(
+        "export", "write the attention of one forward pass (JSON trace, npy, csv, safetensors)");
     add_model_option(sub, model_);
     sub->add_option("--text,-t", text_, "the text")->required();
     add_backend_option(sub, backend_);
+    std::vector<std::string> formats;
+    std::string help = "output format:";
+    for (const TraceWriter& w : trace_writers()) {
+      formats.push_back(w.format);
+      help += "\n  " + w.format + ": " + w.description;
+    }
+    sub->add_option("--format,-f", format_, help)
+        ->check(CLI::IsMember(formats))
+        ->capture_default_str();
+    sub->add_option("--layers", layers_, "layers to write, 0-based: e.g. 0,2-3 (default: all)");
+    sub->add_option("--heads", heads_, "heads to write, 0-based: e.g. 1 (default: all)");
     sub->add_option("-o,--output", out_, "output file, - for stdout")->capture_default_str();
     return sub;
   }
 
   int run() override {
+    const TraceWriter& writer = trace_writer(format_);
+    if (writer.writes_sidecar && out_ == "-")
+      throw UsageError("--format " + format_ +
+                       " writes a second file beside the output: give -o FILE, not stdout");
     auto model = open_model(model_);
+    // Check the selection against the model before the forward pass, which may take a while.
+    const ModelInfo info = model->info();
+    parse_index_list(layers_, info.layers, "--layers");
+    parse_index_list(heads_, info.heads, "--heads");
     SelectedBackend sel = select_backend(parse_backend_choice(backend_));
     if (!sel.fallback_reason.empty())
       std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
     const AttentionTrace trace = model->run(text_, *sel.backend);
-    write_output(out_, "trace", [&](std::ostream& out) { write_trace_json(trace, out); });
+    const TraceSlice slice = select_trace(trace, layers_, heads_);
+    if (writer.check) writer.check(slice);
+    write_output(out_, format_, [&](std::ostream& out) {
+      ExportTarget target{
+          out, [&](const std::string& suffix, const std::function<void(std::ostream&)>& write) {
+            std::filesystem::path side(out_);
+            side.replace_extension(suffix);
+            write_output(side.string(), format_ + " sidecar", write);
+          }};
+      writer.write(slice, target);
+    });
     return 0;
   }
 
  private:
-  std::string model_ = "lesson", text_, backend_ = "auto", out_ = "-";
+  std::string model_ = "lesson", text_, backend_ = "auto", format_ = "json", layers_, heads_,
+              out_ = "-";
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // attnscope tokenize --model M --text T [--special]: the tokens of a text as JSON.
+#include <filesystem>
 #include "app/cli/command.h"
+
 #include "core/model/registry.h"
+#include "core/text/tokenizer.h"
 #include "core/trace/json_writer.h"
 
 namespace attnscope {
@@ -17,8 +20,15 @@ class TokenizeCommand final : public Command {
   }
 
   int run() override {
-    auto model = open_model(model_);
-    nlohmann::ordered_json doc = {{"tokens", tokens_to_json(model->tokenize(text_), special_)}};
+    // A folder with tokenizer files needs no weights: tokenize with its tokenizer alone (a folder
+    // of only tokenizer.json works too). Anything else (lesson, a cached hub model) opens the
+    // model.
+    std::error_code error;
+    const Tokens tokens =
+        std::filesystem::is_directory(model_, error) && has_tokenizer_files(model_)
+            ? load_tokenizer(model_)->encode(text_, special_)
+            : open_model(model_)->tokenize(text_);
+    nlohmann::ordered_json doc = {{"tokens", tokens_to_json(tokens, special_)}};
     write_output("-", "tokens", [&](std::ostream& out) {
       out << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     });

@@ -5,6 +5,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/lesson/lesson_steps.h"
 #include "app/ui/colormap.h"
 #include "app/ui/theme.h"
 
@@ -38,7 +39,10 @@ ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json*
 void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    sessions.DrawItems(app, prefs);
+    ImGui::Separator();
     if (ImGui::MenuItem("Save screenshot", "Ctrl+S")) wants_screenshot = true;
+    if (ImGui::MenuItem("Export view\xE2\x80\xA6")) export_view.open_requested = true;
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) wants_quit = true;
     ImGui::EndMenu();
   }
@@ -75,6 +79,15 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
       style_changed = true;
     }
     if (ImGui::MenuItem("Fullscreen", "F11", prefs.fullscreen)) wants_fullscreen_toggle = true;
+    if (ImGui::MenuItem("Guided lesson (presentation)", "F5", app.state.lesson_mode.active)) {
+      if (app.state.lesson_mode.active) {
+        leave_lesson(app);
+      } else {
+        enter_lesson(app, app.state.lesson_mode.step);
+        if (!prefs.light_theme) style_changed = true;
+        prefs.light_theme = true;  // the projector theme
+      }
+    }
     ImGui::Separator();
     const auto& maps = colormaps();
     for (int i = 0; i < static_cast<int>(maps.size()); ++i)
@@ -165,6 +178,12 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   bool style_changed = false;
   wants_screenshot = wants_quit = wants_fullscreen_toggle = false;
   DrawMenu(app, prefs, style_changed);
+  sessions.DrawPopups(app, prefs);
+  if (app.state.lesson_mode.active) {
+    DrawLesson(app, fonts, layout, scale);
+    status.Draw(app, frame_ms, ImGui::GetFontSize() + 8);
+    return style_changed;
+  }
   ImGuiViewport* vp = ImGui::GetMainViewport();
   const float font = ImGui::GetFontSize();
   const float status_h = font + 8;
@@ -215,7 +234,20 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::End();
 
   status.Draw(app, frame_ms, status_h);
+  export_view.Draw(app, prefs, "");
   return style_changed;
+}
+
+void MainWindow::DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float scale) {
+  ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float status_h = ImGui::GetFontSize() + 8;
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(24, 14));
+  ImGui::Begin("##lesson", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar);
+  lesson.Draw(app, fonts, layout, scale);
+  ImGui::End();
+  ImGui::PopStyleVar();
 }
 
 }  // namespace attnscope

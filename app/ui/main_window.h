@@ -7,8 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.h"
+#include "app/lesson/lesson_view.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
+#include "app/ui/session_menu.h"
 #include "app/views/arcs_view.h"
 #include "app/views/controls_panel.h"
 #include "app/views/formula_view.h"
@@ -27,6 +30,9 @@ struct MainWindow {
   MeaningView meaning;
   ControlsPanel controls;
   StatusBar status;
+  ExportViewDialog export_view;  // File > Export view…
+  LessonView lesson;        // the guided lesson, drawn instead of the explorer while it runs
+  SessionMenu sessions;     // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
 
@@ -42,6 +48,7 @@ struct MainWindow {
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
                 nlohmann::json* layout, float pixel_scale);
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
+  void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };
 
 }  // namespace attnscope

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "core/util/atomic_file.h"
+
 #include <nlohmann/json.hpp>
 
 namespace attnscope {
@@ -33,6 +35,10 @@ Settings load_settings(std::string& problem) {
     int scale = j.value("screenshot_scale", s.screenshot_scale);
     s.screenshot_scale = (scale == 2 || scale == 4) ? scale : 1;
     s.screenshot_folder = j.value("screenshot_folder", s.screenshot_folder);
+    if (j.contains("recent_sessions") && j["recent_sessions"].is_array())
+      for (const auto& r : j["recent_sessions"])
+        if (r.is_string() && static_cast<int>(s.recent_sessions.size()) < kMaxRecentSessions)
+          s.recent_sessions.push_back(r.get<std::string>());
   } catch (const std::exception& e) {
     problem = "ignored " + path.string() + ": " + e.what();
     return Settings{};
@@ -50,16 +56,22 @@ bool save_settings(const Settings& s, std::string& problem) {
                       {"window_width", s.window_width},
                       {"window_height", s.window_height},
                       {"screenshot_scale", s.screenshot_scale},
-                      {"screenshot_folder", s.screenshot_folder}};
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  std::ofstream out(path);
-  out << j.dump(2) << '\n';
-  if (!out) {
-    problem = "cannot write " + path.string();
+                      {"screenshot_folder", s.screenshot_folder},
+                      {"recent_sessions", s.recent_sessions}};
+  try {
+    write_file_atomically(path, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    problem = e.what();
     return false;
   }
   return true;
+}
+
+void remember_session(Settings& settings, const std::string& path) {
+  auto& list = settings.recent_sessions;
+  list.erase(std::remove(list.begin(), list.end(), path), list.end());
+  list.insert(list.begin(), path);
+  if (static_cast<int>(list.size()) > kMaxRecentSessions) list.resize(kMaxRecentSessions);
 }
 
 std::filesystem::path default_screenshot_folder() {

@@ -159,6 +159,30 @@ std::u32string canonical_decomposition(char32_t cp) {
   return result;
 }
 
+std::u32string decomposition(char32_t cp, bool compatibility) {
+  if (cp < 0xA0 || cp > 0x10FFFF) return std::u32string(1, cp);  // nothing below U+00A0 decomposes
+  utf8proc_int32_t buffer[32];
+  const int options = UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0);
+  const utf8proc_ssize_t n =
+      utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buffer, 32,
+                              static_cast<utf8proc_option_t>(options), nullptr);
+  if (n <= 0 || n > 32) return std::u32string(1, cp);
+  std::u32string result;
+  for (utf8proc_ssize_t i = 0; i < n; ++i) result.push_back(static_cast<char32_t>(buffer[i]));
+  return result;
+}
+
+char32_t compose_pair(char32_t starter, char32_t mark) {
+  if (mark < 0x300 || starter > 0x10FFFF || mark > 0x10FFFF) return 0;
+  utf8proc_int32_t buffer[2] = {static_cast<utf8proc_int32_t>(starter),
+                                static_cast<utf8proc_int32_t>(mark)};
+  const utf8proc_ssize_t n = utf8proc_normalize_utf32(buffer, 2, UTF8PROC_COMPOSE);
+  if (n != 1) return 0;
+  // Composition exclusions (e.g. U+1D15E..U+1D164) never recompose in NFC.
+  if (utf8proc_get_property(buffer[0])->comp_exclusion) return 0;
+  return static_cast<char32_t>(buffer[0]);
+}
+
 int combining_class(char32_t cp) {
   if (cp < 0x300 || cp > 0x10FFFF) return 0;
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class;

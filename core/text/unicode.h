@@ -53,5 +53,9 @@ std::u32string to_lower_full(char32_t cp);
 std::u32string canonical_decomposition(char32_t cp);
 // Canonical combining class (0 for starters).
 int combining_class(char32_t cp);
+// Full decomposition of one code point: canonical, or compatibility (NFKD's) when asked.
+std::u32string decomposition(char32_t cp, bool compatibility);
+// The primary composite of `starter` followed by `mark` (NFC's pairwise composition), or 0.
+char32_t compose_pair(char32_t starter, char32_t mark);
 
 }  // namespace attnscope::unicode

@@ -1,6 +1,13 @@
+// The streaming JSON trace writer. Byte compatibility with the document the first writer built
+// (an nlohmann::ordered_json dumped compactly) is part of the contract, so the small parts
+// (model, tokens, predictions) still go through nlohmann, and numbers use nlohmann's own
+// shortest-round-trip formatter, on the double a float widens to, as its serializer did.
 #include "core/trace/json_writer.h"
 
-// ordered_json keeps the keys in the order of the contract ("format" first), which people read.
+#include <cmath>
+#include <cstring>
+
+#include "core/trace/trace_writer.h"
 
 namespace attnscope {
 
@@ -11,7 +18,33 @@ nlohmann::ordered_json token_json(const Token& t) {
   if (t.unknown) j["unknown"] = true;
   return j;
 }
+
+// Buffers a row's numbers before handing them to the stream: one write per row, not per number.
+void write_matrix(const Matrix& w, std::ostream& out, std::string& buf) {
+  out.put('[');
+  char number[64];
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    buf.clear();
+    if (i > 0) buf.push_back(',');
+    buf.push_back('[');
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      if (j > 0) buf.push_back(',');
+      buf.append(number, format_json_number(w(i, j), number));
+    }
+    buf.push_back(']');
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  }
+  out.put(']');
+}
 }  // namespace
+
+char* format_json_number(float value, char* buf) {
+  if (!std::isfinite(value)) {
+    std::memcpy(buf, "null", 4);
+    return buf + 4;
+  }
+  return nlohmann::detail::to_chars(buf, buf + 63, static_cast<double>(value));
+}
 
 nlohmann::ordered_json tokens_to_json(const Tokens& tokens, bool include_special) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
@@ -20,46 +53,43 @@ nlohmann::ordered_json tokens_to_json(const Tokens& tokens, bool include_special
   return arr;
 }
 
-nlohmann::ordered_json trace_to_json(const AttentionTrace& trace) {
-  nlohmann::ordered_json model = {{"name", trace.model.name},
-                          {"kind", trace.model.kind},
-                          {"layers", trace.layers()},
-                          {"heads", trace.heads()}};
-  if (!trace.model.options.empty()) model["options"] = trace.model.options;
-  nlohmann::ordered_json attention = nlohmann::ordered_json::array();
-  for (const auto& layer : trace.attention) {
-    nlohmann::ordered_json heads = nlohmann::ordered_json::array();
-    for (const Matrix& w : layer) {
-      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      for (Eigen::Index i = 0; i < w.rows(); ++i) {
-        nlohmann::ordered_json row = nlohmann::ordered_json::array();
-        for (Eigen::Index j = 0; j < w.cols(); ++j) row.push_back(w(i, j));
-        rows.push_back(std::move(row));
-      }
-      heads.push_back(std::move(rows));
+void write_trace_json(const TraceSlice& slice, std::ostream& out) {
+  const AttentionTrace& trace = *slice.trace;
+  out << "{\"format\":\"attnscope-trace/1\",\"model\":" << model_json(trace)
+      << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
+      << ",\"tokens\":" << tokens_json(trace.tokens);
+  if (slice.partial()) out << ",\"selection\":" << selection_json(slice);
+  out << ",\"attention\":[";
+  std::string buf;
+  for (size_t l = 0; l < slice.layers.size(); ++l) {
+    out << (l > 0 ? ",[" : "[");
+    for (size_t h = 0; h < slice.heads.size(); ++h) {
+      if (h > 0) out.put(',');
+      write_matrix(slice.matrix(static_cast<int>(l), static_cast<int>(h)), out, buf);
     }
-    attention.push_back(std::move(heads));
+    out.put(']');
   }
-  nlohmann::ordered_json doc = {{"format", "attnscope-trace/1"},
-                        {"model", model},
-                        {"backend", trace.backend},
-                        {"text", trace.text},
-                        {"tokens", tokens_to_json(trace.tokens, true)},
-                        {"attention", std::move(attention)}};
-  if (trace.truncated_at_byte >= 0) doc["truncated_at_byte"] = trace.truncated_at_byte;
+  out.put(']');
+  if (trace.truncated_at_byte >= 0) out << ",\"truncated_at_byte\":" << trace.truncated_at_byte;
   if (!trace.predictions.empty()) {
     nlohmann::ordered_json preds = nlohmann::ordered_json::array();
     for (const Prediction& p : trace.predictions)
       preds.push_back({{"id", p.id}, {"text", p.text}, {"probability", p.probability}});
-    doc["predictions"] = preds;
+    out << ",\"predictions\":"
+        << preds.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   }
-  return doc;
+  out << "}\n";
 }
 
 void write_trace_json(const AttentionTrace& trace, std::ostream& out) {
-  // Invalid UTF-8 in user text must not throw while writing: replace it.
-  out << trace_to_json(trace).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-      << '\n';
+  write_trace_json(whole_trace(trace), out);
+}
+
+TraceWriter make_json_writer() {
+  return {
+      "json", "attnscope-trace/1 JSON (shared/DESIGN.md), the whole trace or a selection",
+      [](const TraceSlice& slice, ExportTarget& target) { write_trace_json(slice, target.out); },
+      nullptr, false};
 }
 
 }  // namespace attnscope

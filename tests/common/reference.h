@@ -69,6 +69,8 @@ double tolerance_ratio(const A& got, const B& ref, double tol, double eps) {
     for (Eigen::Index j = 0; j < ref.cols(); ++j) {
       const double g = double(got(i, j)), r = double(ref(i, j));
       const double diff = std::isinf(r) && g == r ? 0.0 : std::abs(g - r);
+      // A NaN anywhere (a result that should not be NaN) fails: std::max would drop it.
+      if (std::isnan(diff)) return std::numeric_limits<double>::infinity();
       worst = std::max(worst, diff / (tol + std::abs(r) * eps));
     }
   return worst;

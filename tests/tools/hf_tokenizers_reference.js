@@ -3,7 +3,8 @@
 // as gpt2's and bert-base-uncased's tokenizer.json files are, over the test vocabularies.
 // usage: node hf_tokenizers_reference.js KIND NPM_DATA_DIR INPUT_JSON OUTPUT_JSON
 // KIND: gpt2, bert, or gpt2-variant (GPT-2's files with add_prefix_space, trim_offsets and an
-// added "<mask>" token with lstrip, as RoBERTa-style tokenizer.json files have).
+// added "<mask>" token with lstrip, as RoBERTa-style tokenizer.json files have), or the path of a
+// tokenizer.json file, loaded as it is (llama3, qwen3, gemma3, mistral).
 // Input: an array of strings. Output: for each, {ids, tokens, offsets, ids_with_specials} with
 // offsets converted from the binding's code-point offsets to UTF-8 byte offsets.
 const fs = require('fs');
@@ -77,11 +78,16 @@ function byteOffsets(text) {
 }
 
 async function main() {
-  const json = kind === 'gpt2' ? gpt2Json(false)
-    : kind === 'gpt2-variant' ? gpt2Json(true)
-    : kind === 'bert' ? bertJson() : null;
-  if (!json) throw new Error(`unknown tokenizer kind ${kind}`);
-  const tokenizer = Tokenizer.fromString(JSON.stringify(json));
+  let tokenizer;
+  if (kind.endsWith('.json')) {
+    tokenizer = Tokenizer.fromFile(kind);
+  } else {
+    const json = kind === 'gpt2' ? gpt2Json(false)
+      : kind === 'gpt2-variant' ? gpt2Json(true)
+      : kind === 'bert' ? bertJson() : null;
+    if (!json) throw new Error(`unknown tokenizer kind ${kind}`);
+    tokenizer = Tokenizer.fromString(JSON.stringify(json));
+  }
   const inputs = JSON.parse(fs.readFileSync(inputPath, 'utf8'));
   const results = [];
   for (const text of inputs) {

@@ -219,22 +219,24 @@ TEST(BertModelTest, LongTextIsTruncatedToPositions) {
 }
 
 // Without tokenizer_config.json, the folder's name decides: "...-cased" keeps case.
-TEST(BertModelTest, CasingFollowsConfigOrName) {
+// Casing comes from tokenizer_config.json (do_lower_case, default true as in BertTokenizer), never
+// from the folder's name.
+TEST(BertModelTest, CasingFollowsTheConfigNotTheName) {
   const fs::path folder = model_folder("bert-tiny-uncased-f32");
   REQUIRE_VOCAB(folder);
   const fs::path root = fs::temp_directory_path() / ("attnscope_case_" + std::to_string(getpid()));
-  auto make = [&](const std::string& name, bool with_config) {
+  auto make = [&](const std::string& name, const char* config) {
     const fs::path d = root / name;
     fs::create_directories(d);
     for (const char* f : {"config.json", "model.safetensors", "vocab.txt"})
       fs::create_symlink(folder / f, d / f);
-    if (with_config) std::ofstream(d / "tokenizer_config.json") << R"({"do_lower_case": true})";
+    if (config) std::ofstream(d / "tokenizer_config.json") << config;
     return load_bert_model(d, {});
   };
   // "The" is not in the uncased vocabulary: kept as is it is unknown ([UNK] = 100).
-  EXPECT_EQ(make("tiny-cased", false)->tokenize("The")[1].id, 100);
-  EXPECT_EQ(make("tiny-uncased", false)->tokenize("The")[1].id, 1996);
-  EXPECT_EQ(make("other-cased", true)->tokenize("The")[1].id, 1996);  // the config wins
+  EXPECT_EQ(make("tiny-cased", nullptr)->tokenize("The")[1].id, 1996);
+  EXPECT_EQ(make("tiny-uncased", R"({"do_lower_case": false})")->tokenize("The")[1].id, 100);
+  EXPECT_EQ(make("other-cased", R"({"do_lower_case": true})")->tokenize("The")[1].id, 1996);
   fs::remove_all(root);
 }
 

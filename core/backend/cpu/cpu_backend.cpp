@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <unsupported/Eigen/SpecialFunctions>
-
+#include "core/backend/cpu/cpu_ops.h"
 #include "core/backend/cpu/packed_gemm.h"
 #include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
@@ -30,44 +29,21 @@ ConstMap map(const Tensor& t) {
   return ConstMap(t.data, t.rows, t.cols, Eigen::OuterStride<>(t.stride));
 }
 
-void require(bool ok, const char* what) {
+void require(bool ok, const std::string& what) {
   if (!ok) throw BackendError(std::string("cpu backend: ") + what);
 }
 
-// Masked entries of a [queries x keys] matrix become -inf.
-void mask_in_place(Map& X, const AttentionMask& mask) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  const int rows = static_cast<int>(X.rows()), cols = static_cast<int>(X.cols());
-  for (int i = 0; i < rows; ++i) {
-    if (mask.causal && i + 1 < cols) X.row(i).tail(cols - i - 1).setConstant(ninf);
-    if (mask.mask_self && i < cols) X(i, i) = ninf;
-  }
-  if (!mask.key_padding.empty())
-    for (int j = 0; j < cols; ++j)
-      if (mask.key_padding[j]) X.col(j).setConstant(ninf);
-}
-
-// Stable softmax of every row; a row that is entirely -inf becomes zeros.
-void softmax_in_place(Map& X) {
-  for (int i = 0; i < X.rows(); ++i) {
-    auto row = X.row(i);
-    const float mx = row.maxCoeff();
-    if (!std::isfinite(mx)) {  // every entry masked (-inf): no key to attend to
-      row.setZero();
-      continue;
-    }
-    // Masked keys must get exactly 0, but Eigen's vectorised exp may clamp its argument and give
-    // a denormal (~1e-39) for -inf. So every value below the smallest normal float becomes 0: the
-    // masked keys, and keys more than 87 below the row's maximum, whose weight underflows anyway.
-    row = (row.array() - mx).exp();
-    row = (row.array() < std::numeric_limits<float>::min()).select(0.0f, row.array());
-    row /= row.sum();
-  }
-}
-
 struct CpuPreparedWeight final : PreparedWeight {
-  explicit CpuPreparedWeight(const Tensor& w, bool transpose, GemmIsa isa)
-      : packed(w.data, w.rows, w.cols, w.stride, transpose, isa) {}
+  CpuPreparedWeight(const Tensor& w, bool transpose, GemmIsa isa)
+      : packed(w.data, w.rows, w.cols, w.stride, transpose, isa) {
+    in = packed.k();
+    out = packed.n();
+  }
+  CpuPreparedWeight(const WeightView& w, bool transpose, GemmIsa isa)
+      : packed(w.data, w.dtype, w.rows, w.cols, w.cols, transpose, isa) {
+    in = packed.k();
+    out = packed.n();
+  }
   PackedWeight packed;
 };
 
@@ -82,6 +58,8 @@ std::optional<GemmIsa> chosen_gemm_isa(CpuPrecision precision) {
 
 class CpuBackend final : public Backend {
  public:
+  using Backend::linear;
+  using Backend::prepare_weight;
   explicit CpuBackend(CpuPrecision precision) : isa_(chosen_gemm_isa(precision)) {}
 
   std::string name() const override { return "cpu"; }
@@ -123,6 +101,29 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const PreparedWeight> prepare_weight(const Tensor& w, bool transpose_w) override {
     if (!isa_) return nullptr;
     return std::make_shared<CpuPreparedWeight>(w, transpose_w, *isa_);
+  }
+
+  // Weights in their file's format: packed for the vector kernel, 16-bit ones kept 16-bit
+  // (packed_gemm.h); without a vector kernel, widened to float for Eigen (Backend's default).
+  std::shared_ptr<const PreparedWeight> prepare_weight(const WeightView& w,
+                                                       bool transpose_w) override {
+    require(w.data && w.rows > 0 && w.cols > 0, "prepare_weight: empty weight");
+    if (!isa_) return Backend::prepare_weight(w, transpose_w);
+    return std::make_shared<CpuPreparedWeight>(w, transpose_w, *isa_);
+  }
+  void linear(const Tensor& x, const PreparedWeight& w, const Tensor& bias, Tensor& y) override {
+    require(x.cols == w.in && y.rows == x.rows && y.cols == w.out &&
+                (bias.cols == 0 || (bias.rows == 1 && bias.cols == w.out)),
+            "linear: shapes differ (x " + std::to_string(x.rows) + "x" + std::to_string(x.cols) +
+                ", W " + std::to_string(w.in) + " -> " + std::to_string(w.out) + ", y " +
+                std::to_string(y.rows) + "x" + std::to_string(y.cols) + ")");
+    const auto* packed = dynamic_cast<const CpuPreparedWeight*>(&w);
+    if (!packed) return Backend::linear(x, w, bias, y);  // widened, for Eigen
+    packed_gemm(x.data, x.rows, x.stride, packed->packed, bias.cols > 0 ? bias.data : nullptr,
+                y.data, y.stride);
+  }
+  void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out) override {
+    cpu::embedding(table, ids, out);
   }
 
   void linear(const Tensor& x, const Tensor& w, bool transpose_w, const PreparedWeight* prepared,
@@ -188,46 +189,20 @@ class CpuBackend final : public Backend {
   void mask_fill(Tensor& x, const AttentionMask& mask) override {
     require(mask.key_padding.empty() || static_cast<int>(mask.key_padding.size()) == x.cols,
             "mask_fill: key padding length differs from the number of keys");
-    auto X = map(x);
-    mask_in_place(X, mask);
+    cpu::mask_fill(x.data, x.rows, x.cols, x.stride, mask);
   }
 
-  void softmax_rows(Tensor& x) override {
-    auto X = map(x);
-    softmax_in_place(X);
-  }
+  void softmax_rows(Tensor& x) override { cpu::softmax_rows(x.data, x.rows, x.cols, x.stride); }
+  void softcap(Tensor& x, float cap) override { cpu::softcap(x, cap); }
 
-  // The heads side by side on the cores, each in its own scores matrix (the weights are computed
-  // right where the trace keeps them, so nothing is copied out afterwards).
-  void self_attention_heads(const Tensor& qkv, int heads, float score_factor,
-                            const AttentionMask& mask, Tensor& context,
-                            std::vector<Matrix>* weights) override {
-    const int n = qkv.rows, d = context.cols;
-    require(heads > 0 && d % heads == 0 && qkv.cols == 3 * d && context.rows == n,
-            "self_attention_heads: shapes differ");
-    require(mask.key_padding.empty() || static_cast<int>(mask.key_padding.size()) == n,
-            "self_attention_heads: key padding length differs from the number of keys");
-    const int dh = d / heads;
-    if (weights) weights->resize(heads);
-    auto head = [&](int h) {
-      Matrix local;
-      Matrix& s = weights ? (*weights)[h] : local;
-      s.resize(n, n);
-      const Tensor q = qkv.cols_view(h * dh, dh), k = qkv.cols_view(d + h * dh, dh),
-                   v = qkv.cols_view(2 * d + h * dh, dh);
-      s.noalias() = score_factor * (map(q) * map(k).transpose());
-      Map S(s.data(), n, n, Eigen::OuterStride<>(n));
-      if (mask.any()) mask_in_place(S, mask);
-      softmax_in_place(S);
-      Tensor out = context.cols_view(h * dh, dh);
-      map(out).noalias() = s * map(v);
-    };
-    // Worth handing to the other cores only when there is work (~4·n²·d flops in all).
-    if (4.0 * n * n * static_cast<double>(d) < 2e6) {
-      for (int h = 0; h < heads; ++h) head(h);
-    } else {
-      share_work(heads, head);
-    }
+  // The heads side by side on the cores (cpu_ops.cpp); self_attention_heads is Backend's, on this.
+  void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
+                       int head_dim, float score_factor, float logit_softcap,
+                       const AttentionMask& mask, Tensor& context,
+                       std::vector<Matrix>* weights) override {
+    check_attention_shapes(q, k, v, heads, kv_heads, head_dim, mask, context);
+    cpu::attention_heads(q, k, v, heads, kv_heads, head_dim, score_factor, logit_softcap, mask,
+                         context, weights);
   }
 
   void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
@@ -245,29 +220,18 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void gelu(Tensor& x, Gelu kind) override {
-    // Whole-array expressions so Eigen vectorises tanh/erf: the scalar std:: calls cost GPT-2 small
-    // ~50 ms per forward at 64 tokens (12 layers x 64 x 3072 values), more than its attention.
-    // Row blocks on the cores when large (GPT-2 small's MLP at 64 tokens: 196,608 values).
-    constexpr int kValuesPerBlock = 1 << 15;
-    const int rows_per_block = std::max(1, kValuesPerBlock / std::max(1, x.cols));
-    const int blocks = (x.rows + rows_per_block - 1) / rows_per_block;
-    auto block = [&](int b) {
-      const int r0 = b * rows_per_block;
-      Tensor part = x.rows_view(r0, std::min(rows_per_block, x.rows - r0));
-      auto X = map(part).array();
-      if (kind == Gelu::kErf) {
-        X = 0.5f * X * (1.0f + (X * 0.70710678118654752f).erf());
-      } else {
-        const float c = 0.79788456080286536f;  // sqrt(2/pi)
-        X = 0.5f * X * (1.0f + (c * (X + 0.044715f * X.cube())).tanh());
-      }
-    };
-    if (blocks <= 1) {
-      if (blocks == 1) block(0);
-    } else {
-      share_work(blocks, block);
-    }
+  void gelu(Tensor& x, Gelu kind) override { cpu::gelu(x, kind); }
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, float weight_offset,
+                Tensor& y) override {
+    cpu::rms_norm(x, weight, eps, weight_offset, y);
+  }
+  void gated_activation(const Tensor& gate, const Tensor& up, Activation act,
+                        Tensor& out) override {
+    cpu::gated_activation(gate, up, act, out);
+  }
+  void rope(Tensor& x, int heads, int head_dim, const std::vector<float>& inv_freq,
+            int pos0) override {
+    cpu::rope(x, heads, head_dim, inv_freq, pos0);
   }
 
  private:

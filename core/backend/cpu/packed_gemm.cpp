@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "core/backend/cpu/work_sharing.h"
@@ -25,6 +26,15 @@
 namespace attnscope {
 namespace {
 
+// A weight value as the panels store it: float, or the 16 bits of a bfloat16 / half unchanged.
+struct Bf16Bits {
+  std::uint16_t bits;
+};
+struct F16Bits {
+  std::uint16_t bits;
+};
+static_assert(sizeof(Bf16Bits) == 2 && sizeof(F16Bits) == 2);
+
 // One instruction set as the kernel needs it: a float vector V of kWidth lanes, and the block
 // shape: kMr rows of C by kVecs vectors (kVecs·kWidth columns) kept in registers. AVX-512 has 32
 // vector registers: 8 x 3 accumulators + 3 panel vectors; AVX2 has 16: 6 x 2 + 2.
@@ -36,8 +46,18 @@ struct Avx512 {
   static V load(const float* p) { return _mm512_load_ps(p); }  // panels are 64-byte aligned
   static V loadu(const float* p) { return _mm512_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store(float* p, V v) { _mm512_store_ps(p, v); }
   static V broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // kWidth weight values widened to float (panel rows are 32-byte aligned for 16-bit values).
+  static V load_w(const float* p) { return load(p); }
+  static V load_w(const Bf16Bits* p) {
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static V load_w(const F16Bits* p) {
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+  }
 };
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
@@ -48,8 +68,23 @@ struct Avx2 {
   static V load(const float* p) { return _mm256_load_ps(p); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store(float* p, V v) { _mm256_store_ps(p, v); }
   static V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V load_w(const float* p) { return load(p); }
+  static V load_w(const Bf16Bits* p) {
+    const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  static V load_w(const F16Bits* p) {
+#if defined(__F16C__)
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+#else
+    alignas(32) float f[kWidth];
+    for (int i = 0; i < kWidth; ++i) f[i] = f16_to_float(p[i].bits);
+    return load(f);
+#endif
+  }
 };
 #endif
 
@@ -101,15 +136,13 @@ int panel_width_of(GemmIsa isa) {
 
 #if defined(__AVX2__) && defined(__FMA__)  // the kernel and its drivers need the intrinsics
 
-constexpr int kFloatsPerLine = 16;  // a 64-byte cache line
-
 // A share of the next panel to bring into L2 while this one is computed: `lines` cache lines from
 // `start`, spread evenly over the steps of k. The weights come from memory (GPT-2 small's are
 // 340 MB), and without this the kernel waited for them at the start of every panel (94 instead of
 // 142 GFLOP/s on one core). Spreading the lines over all row blocks of the panel, not asking for
 // them all in the first, keeps the rate under what memory delivers.
 struct Prefetch {
-  const float* start = nullptr;
+  const void* start = nullptr;
   int lines = 0;
 };
 
@@ -117,9 +150,9 @@ struct Prefetch {
 // with `accumulate`, C += A · panel instead (a later chunk of k; bias is then nullptr). `bias`
 // points at the panel's first column (nullptr: none). The loops over MR and the panel's vectors
 // are unrolled so that the accumulators stay in registers.
-template <class Isa, int MR>
-void kernel(const float* a, int lda, const float* panel, int k, const float* bias, float* c,
-            int ldc, int cols, bool accumulate, Prefetch prefetch) {
+template <class Isa, int MR, class T>
+void kernel(const float* a, int lda, const T* panel, int k, const float* bias, float* c, int ldc,
+            int cols, bool accumulate, Prefetch prefetch) {
   using V = typename Isa::V;
   constexpr int W = Isa::kWidth, NV = Isa::kVecs, NR = NV * W;
   V acc[MR][NV];
@@ -153,10 +186,10 @@ void kernel(const float* a, int lda, const float* panel, int k, const float* bia
   int due = 0;  // Bresenham: `lines` prefetches over `k` steps
   for (int p = 0; p < k; ++p) {
     for (due += prefetch.lines; due >= k; due -= k, line += 64) _mm_prefetch(line, _MM_HINT_T1);
-    const float* row = panel + static_cast<std::ptrdiff_t>(p) * NR;
+    const T* row = panel + static_cast<std::ptrdiff_t>(p) * NR;
     V b[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) b[j] = Isa::load(row + j * W);
+    for (int j = 0; j < NV; ++j) b[j] = Isa::load_w(row + j * W);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const V x = Isa::broadcast(a + static_cast<std::ptrdiff_t>(i) * lda + p);
@@ -179,13 +212,28 @@ void kernel(const float* a, int lda, const float* panel, int k, const float* bia
   }
 }
 
-using KernelFn = void (*)(const float*, int, const float*, int, const float*, float*, int, int,
-                          bool, Prefetch);
+template <class T>
+using KernelFn = void (*)(const float*, int, const T*, int, const float*, float*, int, int, bool,
+                          Prefetch);
 
-// kernel<Isa, rows> for rows = 1 … kMr.
-template <class Isa, int... R>
+// kernel<Isa, rows, T> for rows = 1 … kMr.
+template <class Isa, class T, int... R>
 constexpr auto kernel_table(std::integer_sequence<int, R...>) {
-  return std::array<KernelFn, sizeof...(R)>{&kernel<Isa, R + 1>...};
+  return std::array<KernelFn<T>, sizeof...(R)>{&kernel<Isa, R + 1, T>...};
+}
+
+// A 64-byte-aligned buffer of this thread's, kept from product to product (Tag: which one).
+template <class T, int Tag>
+T* thread_buffer(std::size_t elems) {
+  thread_local std::unique_ptr<T[], void (*)(T*)> buf(nullptr, [](T* p) { std::free(p); });
+  thread_local std::size_t capacity = 0;
+  if (elems > capacity) {
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(elems, 1) * sizeof(T) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    buf.reset(static_cast<T*>(p));
+    capacity = elems;
+  }
+  return buf.get();
 }
 
 // k is walked in chunks of kFloatChunk: a row chunk's A for one chunk of k (64 x 768 floats,
@@ -193,12 +241,16 @@ constexpr auto kernel_table(std::integer_sequence<int, R...>) {
 // mlp_down, A alone took 768 KB).
 constexpr int kFloatChunk = 768;
 
-// Rows [r0, r1) x panels [p0, p1) of C.
-template <class Isa>
+// Rows [r0, r1) x panels [p0, p1) of C, for panels of T.
+template <class Isa, class T>
 void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bias, float* c,
                 int ldc, int r0, int r1, int p0, int p1) {
-  static constexpr auto kernels = kernel_table<Isa>(std::make_integer_sequence<int, Isa::kMr>{});
+  static constexpr auto kernels = kernel_table<Isa, T>(std::make_integer_sequence<int, Isa::kMr>{});
+  static constexpr auto float_kernels =
+      kernel_table<Isa, float>(std::make_integer_sequence<int, Isa::kMr>{});
   constexpr int NR = panel_width<Isa>();
+  constexpr int kValuesPerLine = 64 / sizeof(T);
+  auto panel = [&](int p) { return reinterpret_cast<const T*>(w.panel_bytes(p)); };
   const int blocks = (r1 - r0 + Isa::kMr - 1) / Isa::kMr;
   for (int kc = 0; kc < w.k() || kc == 0; kc += kFloatChunk) {
     const int kn = std::min(kFloatChunk, w.k() - kc);
@@ -208,15 +260,28 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
       const float* b = bias && kc == 0 ? bias + col : nullptr;
       // The next part of a panel to read (the next panel's, or the first panel's of the next
       // chunk of k), into L2, spread over this part's row blocks.
-      const float* next = nullptr;
+      const T* next = nullptr;
       long next_lines = 0;
       if (p + 1 < p1) {
-        next = w.panel(p + 1) + static_cast<std::ptrdiff_t>(kc) * NR;
-        next_lines = static_cast<long>(kn) * NR / kFloatsPerLine;
+        next = panel(p + 1) + static_cast<std::ptrdiff_t>(kc) * NR;
+        next_lines = static_cast<long>(kn) * NR / kValuesPerLine;
       } else if (kc + kFloatChunk < w.k()) {
-        next = w.panel(p0) + static_cast<std::ptrdiff_t>(kc + kFloatChunk) * NR;
+        next = panel(p0) + static_cast<std::ptrdiff_t>(kc + kFloatChunk) * NR;
         next_lines = static_cast<long>(std::min(kFloatChunk, w.k() - kc - kFloatChunk)) * NR /
-                     kFloatsPerLine;
+                     kValuesPerLine;
+      }
+      // 16-bit weights read by more than one row block: widened once into a float copy of this
+      // part (this thread's, in L2), which the float kernel then reads for every row block.
+      // Widening in the kernel itself costs two more instructions per panel vector on the ports
+      // the multiply-adds use: 2.5x slower than float at 64 tokens (bench/llm_ops_bench).
+      const T* part = panel(p) + static_cast<std::ptrdiff_t>(kc) * NR;
+      const float* widened = nullptr;
+      if constexpr (!std::is_same_v<T, float>) {
+        if (blocks > 1) {
+          float* buf = thread_buffer<float, 2>(static_cast<std::size_t>(kFloatChunk) * NR);
+          for (int i = 0; i < kn * NR; i += Isa::kWidth) Isa::store(buf + i, Isa::load_w(part + i));
+          widened = buf;
+        }
       }
       for (int blk = 0; blk < blocks; ++blk) {
         const int r = r0 + blk * Isa::kMr;
@@ -224,11 +289,14 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
         Prefetch pf;
         if (next) {  // lines [first, last) of the next part for this row block
           const long first = next_lines * blk / blocks, last = next_lines * (blk + 1) / blocks;
-          pf = {next + first * kFloatsPerLine, static_cast<int>(last - first)};
+          pf = {next + first * kValuesPerLine, static_cast<int>(last - first)};
         }
-        kernels[rows - 1](a + static_cast<std::ptrdiff_t>(r) * lda + kc, lda,
-                          w.panel(p) + static_cast<std::ptrdiff_t>(kc) * NR, kn, b,
-                          c + static_cast<std::ptrdiff_t>(r) * ldc + col, ldc, cols, kc > 0, pf);
+        const float* ar = a + static_cast<std::ptrdiff_t>(r) * lda + kc;
+        float* cr = c + static_cast<std::ptrdiff_t>(r) * ldc + col;
+        if (widened)
+          float_kernels[rows - 1](ar, lda, widened, kn, b, cr, ldc, cols, kc > 0, pf);
+        else
+          kernels[rows - 1](ar, lda, part, kn, b, cr, ldc, cols, kc > 0, pf);
       }
     }
   }
@@ -266,7 +334,15 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
     const int rc = item / groups, g = item % groups;
     const int r0 = rc * kRowChunk, r1 = std::min(m, r0 + kRowChunk);
     const int p0 = g * per_group, p1 = std::min(panels, p0 + per_group);
-    if (p0 < p1) gemm_block<Isa>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
+    if (p0 >= p1) return;
+    switch (w.dtype()) {
+      case DType::kF32:
+        return gemm_block<Isa, float>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
+      case DType::kBF16:
+        return gemm_block<Isa, Bf16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
+      case DType::kF16:
+        return gemm_block<Isa, F16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
+    }
   };
   if (items == 1)
     run(0);
@@ -417,20 +493,6 @@ void amx_block(const std::uint16_t* a0, const std::uint16_t* a1, const std::uint
   }
 }
 
-// A 64-byte-aligned buffer of this thread's, kept from product to product (Tag: which one).
-template <class T, int Tag>
-T* thread_buffer(std::size_t elems) {
-  thread_local std::unique_ptr<T[], void (*)(T*)> buf(nullptr, [](T* p) { std::free(p); });
-  thread_local std::size_t capacity = 0;
-  if (elems > capacity) {
-    void* p = std::aligned_alloc(64, (std::max<std::size_t>(elems, 1) * sizeof(T) + 63) / 64 * 64);
-    if (!p) throw std::bad_alloc();
-    buf.reset(static_cast<T*>(p));
-    capacity = elems;
-  }
-  return buf.get();
-}
-
 void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float* bias, float* c,
               int ldc) {
   const int k_blocks = (w.k() + kAmxK - 1) / kAmxK;
@@ -485,8 +547,7 @@ void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float
           if (next) {
             const long first = next_lines * (q - q0) / (q1 - q0);
             const long last = next_lines * (q - q0 + 1) / (q1 - q0);
-            pf = {reinterpret_cast<const float*>(next) + first * kFloatsPerLine,
-                  static_cast<int>(last - first)};
+            pf = {reinterpret_cast<const char*>(next) + first * 64, static_cast<int>(last - first)};
           }
           const std::uint16_t* a0 = tiles + 2 * q * block_elems + kc * 2 * kTileElems;
           if (2 * q + 1 < row_blocks)
@@ -565,21 +626,26 @@ std::string to_string(GemmIsa isa) {
   return "AVX2";
 }
 
-PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool transposed,
-                           GemmIsa isa)
+PackedWeight::PackedWeight(const void* w, DType dtype, int rows, int cols, int stride,
+                           bool transposed, GemmIsa isa)
     : k_(transposed ? cols : rows),
       n_(transposed ? rows : cols),
-      isa_(isa),
-      panel_width_(panel_width_of(isa)),
+      // 16-bit weights: the AVX-512 kernel (packed_gemm.h); an AMX build always has AVX-512
+      isa_(dtype != DType::kF32 && isa == GemmIsa::kAmxBf16x3 ? GemmIsa::kAvx512 : isa),
+      dtype_(dtype),
+      panel_width_(panel_width_of(isa_)),
       data_(nullptr, free_bytes) {
   const int nr = panel_width_;
-  auto at = [&](int kk, int col) {  // W(kk, col)
-    return transposed ? w[static_cast<std::size_t>(col) * stride + kk]
-                      : w[static_cast<std::size_t>(kk) * stride + col];
-  };
+  const std::size_t value_bytes = static_cast<std::size_t>(dtype_bytes(dtype));
+  const auto* bytes = static_cast<const unsigned char*>(w);
   std::function<void(int)> pack;
-  if (isa == GemmIsa::kAmxBf16x3) {
+  if (isa_ == GemmIsa::kAmxBf16x3) {
 #if defined(ATTNSCOPE_AMX)
+    const auto* wf = static_cast<const float*>(w);
+    auto at = [&](int kk, int col) {  // W(kk, col)
+      return transposed ? wf[static_cast<std::size_t>(col) * stride + kk]
+                        : wf[static_cast<std::size_t>(kk) * stride + col];
+    };
     const int k_blocks = (k_ + kAmxK - 1) / kAmxK;
     panel_bytes_ = static_cast<std::size_t>(k_blocks) * 4 * kTileElems * sizeof(std::uint16_t);
     k_blocks_ = k_blocks;
@@ -595,7 +661,7 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
             for (int kk = 0; kk < rows; ++kk) block[kk][j] = at(k0 + kk, col0 + j);
         } else {
           for (int kk = 0; kk < rows; ++kk)
-            std::memcpy(block[kk], w + static_cast<std::size_t>(k0 + kk) * stride + col0,
+            std::memcpy(block[kk], wf + static_cast<std::size_t>(k0 + kk) * stride + col0,
                         valid * sizeof(float));
         }
         for (int kk = 0; kk < kAmxK; ++kk)
@@ -614,18 +680,31 @@ PackedWeight::PackedWeight(const float* w, int rows, int cols, int stride, bool 
     };
 #endif
   } else {
-    panel_bytes_ = static_cast<std::size_t>(k_) * nr * sizeof(float);
+    // Panel p is [k x nr] values of W's format, copied bit for bit (zero past W's last column).
+    panel_bytes_ = static_cast<std::size_t>(k_) * nr * value_bytes;
     pack = [&](int p) {
-      float* dst = reinterpret_cast<float*>(data_.get() + p * panel_bytes_);
+      unsigned char* dst = data_.get() + p * panel_bytes_;
       const int col0 = p * nr, valid = std::min(nr, n_ - col0);
-      for (int kk = 0; kk < k_; ++kk) {
-        float* out = dst + static_cast<std::size_t>(kk) * nr;
-        if (transposed) {
-          for (int j = 0; j < valid; ++j) out[j] = at(kk, col0 + j);
-        } else {
-          std::memcpy(out, w + static_cast<std::size_t>(kk) * stride + col0, valid * sizeof(float));
+      const std::size_t row_bytes = static_cast<std::size_t>(nr) * value_bytes;
+      if (transposed) {  // W's column j is row col0 + j of Wᵀ: read each front to back
+        std::memset(dst, 0, panel_bytes_);
+        for (int j = 0; j < valid; ++j) {
+          const unsigned char* src =
+              bytes + static_cast<std::size_t>(col0 + j) * stride * value_bytes;
+          unsigned char* out = dst + j * value_bytes;
+          if (value_bytes == 2) {
+            for (int kk = 0; kk < k_; ++kk) std::memcpy(out + kk * row_bytes, src + kk * 2, 2);
+          } else {
+            for (int kk = 0; kk < k_; ++kk) std::memcpy(out + kk * row_bytes, src + kk * 4, 4);
+          }
         }
-        std::fill(out + valid, out + nr, 0.0f);
+      } else {
+        for (int kk = 0; kk < k_; ++kk) {
+          unsigned char* out = dst + kk * row_bytes;
+          std::memcpy(out, bytes + (static_cast<std::size_t>(kk) * stride + col0) * value_bytes,
+                      valid * value_bytes);
+          std::memset(out + valid * value_bytes, 0, (nr - valid) * value_bytes);
+        }
       }
     };
   }

@@ -20,12 +20,21 @@
 // exact to about 3·2^-16 of itself (float: 2^-24), so sums land about 9x further from the exact
 // value than a float sum's own rounding (tests/unit/packed_gemm_test.cpp measures both). The
 // CPU backend uses this kernel by default where it runs; cpu_backend.h: CpuPrecision.
+//
+// Weights in 16-bit formats (bfloat16, IEEE half) stay 16-bit in their panels, half the bytes of
+// float: the kernel widens each panel row in registers before the multiply-adds (bfloat16: zero-
+// extend and shift left by 16; half: vcvtph2ps), so a bf16 model takes no more memory than its file
+// and streams half the bytes. Their products run on AVX-512/AVX2 (float arithmetic, exact widening)
+// even where AMX is present: an AMX kernel for bf16 weights is not written yet (no AMX here to test
+// one on).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "core/backend/dtype.h"
 
 namespace attnscope {
 
@@ -37,7 +46,8 @@ std::vector<GemmIsa> packed_gemm_isas();
 std::string to_string(GemmIsa isa);
 
 // W [k x n] repacked into ceil(n / NR) column panels (the last one padded with zeros), in
-// 64-byte-aligned memory. AVX-512/AVX2: a panel is [k x NR] floats, row after row. AMX: NR = 32
+// 64-byte-aligned memory. AVX-512/AVX2: a panel is [k x NR] values of W's format (float, or the
+// 16-bit values unchanged), row after row. AMX (float weights only): NR = 32
 // and k is padded to a multiple of 32; for each block of 32 rows of k a panel holds four 16 x 32
 // bfloat16 tiles in the pair-interleaved layout the tiles multiply: hi of columns 0-15, hi of
 // 16-31, lo of 0-15, lo of 16-31 (see bf16_slice for their order).
@@ -45,16 +55,23 @@ class PackedWeight {
  public:
   // `w` is [k x n] with `stride` floats between rows; with `transposed`, `w` holds Wᵀ: [n x k].
   // `isa` must be one of packed_gemm_isas().
-  PackedWeight(const float* w, int rows, int cols, int stride, bool transposed, GemmIsa isa);
+  PackedWeight(const float* w, int rows, int cols, int stride, bool transposed, GemmIsa isa)
+      : PackedWeight(w, DType::kF32, rows, cols, stride, transposed, isa) {}
+  // The same for a weight of format `dtype` (`stride` in values). A 16-bit weight with
+  // isa = kAmxBf16x3 is packed for AVX-512 instead (isa() tells).
+  PackedWeight(const void* w, DType dtype, int rows, int cols, int stride, bool transposed,
+               GemmIsa isa);
 
   int k() const { return k_; }
   int n() const { return n_; }
   GemmIsa isa() const { return isa_; }
+  DType dtype() const { return dtype_; }
   int panel_width() const { return panel_width_; }
   int panels() const { return (n_ + panel_width_ - 1) / panel_width_; }
   // Panel p for the float kernels, and for AMX.
-  const float* panel(int p) const {
-    return reinterpret_cast<const float*>(data_.get() + static_cast<std::size_t>(p) * panel_bytes_);
+  const float* panel(int p) const { return reinterpret_cast<const float*>(panel_bytes(p)); }
+  const unsigned char* panel_bytes(int p) const {
+    return data_.get() + static_cast<std::size_t>(p) * panel_bytes_;
   }
   // AMX: the four tiles of block `kb` of k (32 rows of W) of panel p. The blocks up to the end of
   // kb's chunk of k (kAmxChunkBlocks blocks) follow it; chunks are stored one after the other, each
@@ -73,6 +90,7 @@ class PackedWeight {
  private:
   int k_ = 0, n_ = 0;
   GemmIsa isa_;
+  DType dtype_ = DType::kF32;
   int panel_width_ = 0;
   std::size_t panel_bytes_ = 0;
   int k_blocks_ = 0;  // AMX: blocks of 32 rows of k

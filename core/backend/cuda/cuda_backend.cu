@@ -4,12 +4,14 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include "core/backend/backend.h"
+#include "core/backend/cuda/cuda_kernels.h"
 
 namespace attnscope {
 namespace {
@@ -57,16 +59,6 @@ __global__ void copy_kernel(const float* src, int ss, float* dst, int sd, int ro
   if (i >= static_cast<long>(rows) * cols) return;
   const int r = i / cols, c = i % cols;
   dst[static_cast<long>(r) * sd + c] = src[static_cast<long>(r) * ss + c];
-}
-
-// x is [queries x keys]; padding is per key (nullptr = none).
-__global__ void mask_fill_kernel(float* x, int rows, int cols, int stride, bool causal,
-                                 bool mask_self, const unsigned char* padding) {
-  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (i >= static_cast<long>(rows) * cols) return;
-  const int r = i / cols, c = i % cols;
-  if ((causal && c > r) || (mask_self && c == r) || (padding && padding[c]))
-    x[static_cast<long>(r) * stride + c] = -INFINITY;
 }
 
 __global__ void gelu_kernel(float* x, int rows, int cols, int stride, bool erf_form) {
@@ -158,8 +150,22 @@ int blocks_for(long n) {
   return static_cast<int>((n + kThreads - 1) / kThreads);
 }
 
+// A weight in device memory in its file's format (16-bit weights stay 16-bit: half the memory);
+// `linear` widens a 16-bit one into a float scratch matrix right before cuBLAS's SGEMM, the same
+// float arithmetic as for F32 weights. (cuBLAS multiplies bf16 only by bf16, and rounding the
+// activations to 16 bits would cost the 1e-4 agreement with the CPU.)
+struct CudaPreparedWeight final : PreparedWeight {
+  std::shared_ptr<void> data;
+  DType dtype = DType::kF32;
+  int rows = 0, cols = 0;
+  bool transposed = false;
+};
+
 class CudaBackend final : public Backend {
  public:
+  using Backend::linear;
+  using Backend::prepare_weight;
+
   explicit CudaBackend(int device) : device_(device) {
     check(cudaSetDevice(device), "cudaSetDevice");
     cudaDeviceProp prop{};
@@ -252,20 +258,7 @@ class CudaBackend final : public Backend {
   void mask_fill(Tensor& x, const AttentionMask& mask) override {
     require(mask.key_padding.empty() || int(mask.key_padding.size()) == x.cols,
             "mask_fill: key padding length differs from the number of keys");
-    const long n = long(x.rows) * x.cols;
-    if (n == 0) return;
-    unsigned char* pad = nullptr;
-    if (!mask.key_padding.empty()) {
-      check(cudaMalloc(&pad, mask.key_padding.size()), "cudaMalloc");
-      check(
-          cudaMemcpy(pad, mask.key_padding.data(), mask.key_padding.size(), cudaMemcpyHostToDevice),
-          "upload mask");
-    }
-    mask_fill_kernel<<<blocks_for(n), kThreads>>>(x.data, x.rows, x.cols, x.stride, mask.causal,
-                                                  mask.mask_self, pad);
-    cudaError_t e = cudaGetLastError();
-    if (pad) cudaFree(pad);  // cudaFree synchronises, so the kernel is done with it
-    check(e, "mask_fill");
+    cuda::mask_fill(x, mask, device_padding(mask));
   }
   void softmax_rows(Tensor& x) override {
     if (x.rows == 0 || x.cols == 0) return;
@@ -288,10 +281,154 @@ class CudaBackend final : public Backend {
     check(cudaGetLastError(), "gelu");
   }
 
+  void softcap(Tensor& x, float cap) override {
+    require(cap > 0, "softcap: the cap must be positive");
+    cuda::softcap(x, cap);
+  }
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, float weight_offset,
+                Tensor& y) override {
+    const int g = weight.cols;
+    require(weight.rows == 1 && g > 0 && x.cols % g == 0 && y.rows == x.rows && y.cols == x.cols,
+            "rms_norm: shapes differ");
+    cuda::rms_norm(x, weight, eps, weight_offset, y);
+  }
+  void gated_activation(const Tensor& gate, const Tensor& up, Activation act,
+                        Tensor& out) override {
+    require(gate.rows == up.rows && gate.cols == up.cols && out.rows == gate.rows &&
+                out.cols == gate.cols,
+            "gated_activation: shapes differ");
+    cuda::gated_activation(gate, up, act, out);
+  }
+  void rope(Tensor& x, int heads, int head_dim, const std::vector<float>& inv_freq,
+            int pos0) override {
+    require(head_dim > 0 && head_dim % 2 == 0 && heads > 0 && x.cols == heads * head_dim,
+            "rope: x's columns are not heads · head_dim");
+    require(int(inv_freq.size()) == head_dim / 2, "rope: inv_freq must have head_dim / 2 entries");
+    require(head_dim / 2 <= cuda::kMaxRopeHalf, "rope: head_dim above 512");
+    require(pos0 >= 0, "rope: negative position");
+    cuda::rope(x, heads, head_dim, inv_freq, pos0);
+  }
+
+  // Weights keep their file's format in device memory (CudaPreparedWeight).
+  std::shared_ptr<const PreparedWeight> prepare_weight(const WeightView& w,
+                                                       bool transpose_w) override {
+    require(w.data && w.rows > 0 && w.cols > 0, "prepare_weight: empty weight");
+    auto p = std::make_shared<CudaPreparedWeight>();
+    const size_t bytes = size_t(w.rows) * size_t(w.cols) * dtype_bytes(w.dtype);
+    void* mem = nullptr;
+    check(cudaMalloc(&mem, bytes), "cudaMalloc");
+    p->data = std::shared_ptr<void>(mem, [](void* q) { cudaFree(q); });
+    check(cudaMemcpy(mem, w.data, bytes, cudaMemcpyHostToDevice), "upload weight");
+    p->dtype = w.dtype;
+    p->rows = w.rows;
+    p->cols = w.cols;
+    p->transposed = transpose_w;
+    p->in = transpose_w ? w.cols : w.rows;
+    p->out = transpose_w ? w.rows : w.cols;
+    return p;
+  }
+  void linear(const Tensor& x, const PreparedWeight& w, const Tensor& bias, Tensor& y) override {
+    const auto* p = dynamic_cast<const CudaPreparedWeight*>(&w);
+    require(p != nullptr, "linear: weight prepared by another backend");
+    require(x.cols == w.in && y.rows == x.rows && y.cols == w.out &&
+                (bias.cols == 0 || (bias.rows == 1 && bias.cols == w.out)),
+            "linear: shapes differ");
+    Tensor wt;  // W as a float tensor: the weight itself, or widened into the scratch
+    wt.rows = p->rows;
+    wt.cols = p->cols;
+    wt.stride = p->cols;
+    if (p->dtype == DType::kF32) {
+      wt.data = static_cast<float*>(p->data.get());
+    } else {
+      const long count = long(p->rows) * p->cols;
+      wt.data = scratch(widen_scratch_, count);
+      cuda::widen(p->data.get(), p->dtype, count, wt.data);
+    }
+    matmul(x, wt, p->transposed, y, 1.0f, 0.0f);
+    if (bias.cols > 0) add_bias(y, bias);
+  }
+
+  // Grouped-query attention: for each KV head, its group of query heads in one strided batched
+  // SGEMM (K shared: stride 0), every score matrix [n x m] one after the other in a scratch
+  // buffer, one kernel for softcap + mask + softmax over all their rows, and P·V batched the same
+  // way straight into the heads' columns of `context`.
+  void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
+                       int head_dim, float score_factor, float logit_softcap,
+                       const AttentionMask& mask, Tensor& context,
+                       std::vector<Matrix>* weights) override {
+    check_attention_shapes(q, k, v, heads, kv_heads, head_dim, mask, context);
+    const int n = q.rows, m = k.rows, group = heads / kv_heads, dh = head_dim;
+    if (weights) weights->assign(heads, Matrix::Zero(n, m));
+    if (n == 0) return;
+    if (m == 0) {  // no key: every row of weights and context is zero
+      check(cudaMemset2D(context.data, sizeof(float) * context.stride, 0,
+                         sizeof(float) * context.cols, context.rows),
+            "clear context");
+      return;
+    }
+    const long block = long(n) * m;
+    float* s = scratch(scores_scratch_, block * heads);
+    const float one = 1.0f, zero = 0.0f;
+    for (int g = 0; g < kv_heads; ++g) {
+      const int h0 = g * group;
+      // S_hᵀ [m x n] (column-major) = K_g · Q_hᵀ
+      check(cublasSgemmStridedBatched(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m, n, dh, &score_factor,
+                                      k.data + g * dh, k.stride, 0, q.data + h0 * dh, q.stride, dh,
+                                      &zero, s + h0 * block, m, block, group),
+            "attention scores");
+    }
+    cuda::attention_softmax(s, heads, n, m, logit_softcap, mask, device_padding(mask));
+    for (int g = 0; g < kv_heads; ++g) {
+      const int h0 = g * group;
+      // O_hᵀ [dh x n] (column-major) = V_gᵀ · P_hᵀ
+      check(cublasSgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, dh, n, m, &one,
+                                      v.data + g * dh, v.stride, 0, s + h0 * block, m, block, &zero,
+                                      context.data + h0 * dh, context.stride, dh, group),
+            "attention context");
+    }
+    if (weights)
+      for (int h = 0; h < heads; ++h)
+        check(cudaMemcpy((*weights)[h].data(), s + h * block, sizeof(float) * block,
+                         cudaMemcpyDeviceToHost),
+              "download attention weights");
+  }
+
  private:
+  // A device buffer of at least `count` floats, grown as needed and kept for the next call.
+  float* scratch(std::shared_ptr<float>& buf, long count) {
+    long& capacity = &buf == &widen_scratch_ ? widen_capacity_ : scores_capacity_;
+    if (!buf || count > capacity) {
+      buf.reset();
+      float* p = nullptr;
+      check(cudaMalloc(&p, sizeof(float) * std::max(1L, count)), "cudaMalloc scratch");
+      buf = std::shared_ptr<float>(p, [](float* q) { cudaFree(q); });
+      capacity = count;
+    }
+    return buf.get();
+  }
+  // The mask's key padding in device memory (nullptr when it has none), kept until the next call.
+  const unsigned char* device_padding(const AttentionMask& mask) {
+    if (mask.key_padding.empty()) return nullptr;
+    const size_t n = mask.key_padding.size();
+    if (!padding_ || n > padding_capacity_) {
+      padding_.reset();
+      unsigned char* p = nullptr;
+      check(cudaMalloc(&p, n), "cudaMalloc");
+      padding_ = std::shared_ptr<unsigned char>(p, [](unsigned char* q) { cudaFree(q); });
+      padding_capacity_ = n;
+    }
+    check(cudaMemcpy(padding_.get(), mask.key_padding.data(), n, cudaMemcpyHostToDevice),
+          "upload mask");
+    return padding_.get();
+  }
+
   int device_ = 0;
   std::string description_;
   cublasHandle_t blas_ = nullptr;
+  std::shared_ptr<float> widen_scratch_, scores_scratch_;
+  long widen_capacity_ = 0, scores_capacity_ = 0;
+  std::shared_ptr<unsigned char> padding_;
+  size_t padding_capacity_ = 0;
 };
 
 }  // namespace

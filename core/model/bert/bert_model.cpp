@@ -6,7 +6,7 @@
 
 #include "core/model/bert/bert_network.h"
 #include "core/model/transformer/hf_weights.h"
-#include "core/text/wordpiece_tokenizer.h"
+#include "core/text/tokenizer.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -14,42 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Hugging Face's rule: tokenizer_config.json's do_lower_case when present; otherwise guess from the
-// name as its own model cards do ("bert-base-cased" keeps case, "...-uncased" lowercases).
-WordPieceOptions wordpiece_options(const fs::path& folder, const std::string& name) {
-  WordPieceOptions o;
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  o.lowercase =
-      !(lower.find("cased") != std::string::npos && lower.find("uncased") == std::string::npos);
-  o.strip_accents = o.lowercase;
-  const fs::path config_path = folder / "tokenizer_config.json";
-  if (fs::exists(config_path)) {
-    const nlohmann::json c = read_json_file(config_path);
-    if (c.contains("do_lower_case") && c["do_lower_case"].is_boolean())
-      o.lowercase = c["do_lower_case"].get<bool>();
-    o.strip_accents = o.lowercase;  // Hugging Face: strip_accents null follows lowercase
-    if (c.contains("strip_accents") && c["strip_accents"].is_boolean())
-      o.strip_accents = c["strip_accents"].get<bool>();
-    if (c.contains("tokenize_chinese_chars") && c["tokenize_chinese_chars"].is_boolean())
-      o.split_cjk = c["tokenize_chinese_chars"].get<bool>();
-  }
-  return o;
-}
-
-WordPieceTokenizer load_tokenizer(const fs::path& folder, const std::string& name) {
-  if (fs::exists(folder / "vocab.txt"))
-    return WordPieceTokenizer::from_vocab_txt(folder / "vocab.txt",
-                                              wordpiece_options(folder, name));
-  if (fs::exists(folder / "tokenizer.json"))
-    return WordPieceTokenizer::from_tokenizer_json(folder / "tokenizer.json");
-  throw ModelError(folder.string() + ": no tokenizer found (needs vocab.txt or tokenizer.json)");
-}
-
 class BertModel final : public Model {
  public:
-  BertModel(std::string name, BertNetwork network, WordPieceTokenizer tokenizer)
+  BertModel(std::string name, BertNetwork network, std::shared_ptr<const Tokenizer> tokenizer)
       : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {
     cls_ = special("[CLS]");
     sep_ = special("[SEP]");
@@ -65,11 +32,11 @@ class BertModel final : public Model {
   }
 
   Tokens tokenize(const std::string& text) const override {
-    return with_specials(tokenizer_.encode(text));
+    return with_specials(tokenizer_->encode(text, false));
   }
 
   AttentionTrace run(const std::string& text, Backend& backend) const override {
-    Tokens words = tokenizer_.encode(text);
+    Tokens words = tokenizer_->encode(text, false);
     int truncated_at = -1;
     const int room = network_.config().positions - 2;  // [CLS] and [SEP] take two positions
     if (static_cast<int>(words.size()) > room) {
@@ -88,7 +55,7 @@ class BertModel final : public Model {
 
  private:
   Token special(const std::string& piece) const {
-    const int id = tokenizer_.token_to_id(piece);
+    const int id = tokenizer_->token_to_id(piece);
     if (id < 0 || id >= network_.config().vocab)
       throw ModelError(name_ + ": the vocabulary has no usable " + piece + " token");
     Token t;
@@ -122,7 +89,7 @@ class BertModel final : public Model {
 
   std::string name_;
   BertNetwork network_;
-  WordPieceTokenizer tokenizer_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
   Token cls_, sep_;
 };
 
@@ -130,11 +97,11 @@ class BertModel final : public Model {
 
 std::shared_ptr<const Model> load_bert_model(const fs::path& folder, const ProgressFn& progress) {
   const std::string name = model_name_from_folder(folder);
-  WordPieceTokenizer tokenizer = load_tokenizer(folder, name);
+  std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(folder);
   BertNetwork network = BertNetwork::load(folder, progress);
-  if (tokenizer.vocab_size() > network.config().vocab)
+  if (tokenizer->vocab_size() > network.config().vocab)
     throw ModelError(folder.string() + ": the tokenizer has " +
-                     std::to_string(tokenizer.vocab_size()) + " tokens but the model only " +
+                     std::to_string(tokenizer->vocab_size()) + " tokens but the model only " +
                      std::to_string(network.config().vocab));
   return std::make_shared<BertModel>(name, std::move(network), std::move(tokenizer));
 }

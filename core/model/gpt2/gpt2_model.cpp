@@ -3,7 +3,7 @@
 
 #include "core/model/gpt2/gpt2_network.h"
 #include "core/model/transformer/hf_weights.h"
-#include "core/text/bpe_tokenizer.h"
+#include "core/text/tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
 
@@ -22,18 +22,9 @@ std::string printable(const std::string& bytes) {
   return out;
 }
 
-BpeTokenizer load_tokenizer(const fs::path& folder) {
-  if (fs::exists(folder / "vocab.json") && fs::exists(folder / "merges.txt"))
-    return BpeTokenizer::from_files(folder / "vocab.json", folder / "merges.txt");
-  if (fs::exists(folder / "tokenizer.json"))
-    return BpeTokenizer::from_tokenizer_json(folder / "tokenizer.json");
-  throw ModelError(folder.string() +
-                   ": no tokenizer found (needs vocab.json + merges.txt, or tokenizer.json)");
-}
-
 class Gpt2Model final : public Model {
  public:
-  Gpt2Model(std::string name, Gpt2Network network, BpeTokenizer tokenizer)
+  Gpt2Model(std::string name, Gpt2Network network, std::shared_ptr<const Tokenizer> tokenizer)
       : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {}
 
   ModelInfo info() const override {
@@ -45,7 +36,7 @@ class Gpt2Model final : public Model {
     return i;
   }
 
-  Tokens tokenize(const std::string& text) const override { return tokenizer_.encode(text); }
+  Tokens tokenize(const std::string& text) const override { return tokenizer_->encode(text, true); }
 
   AttentionTrace run(const std::string& text, Backend& backend) const override {
     Tokens tokens = tokenize(text);
@@ -60,24 +51,24 @@ class Gpt2Model final : public Model {
     trace.text = text;
     trace.tokens = std::move(tokens);
     trace.truncated_at_byte = truncated_at;
-    for (Prediction& p : trace.predictions) p.text = printable(tokenizer_.decode(p.id));
+    for (Prediction& p : trace.predictions) p.text = printable(tokenizer_->decode(p.id));
     return trace;
   }
 
  private:
   std::string name_;
   Gpt2Network network_;
-  BpeTokenizer tokenizer_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
 };
 
 }  // namespace
 
 std::shared_ptr<const Model> load_gpt2_model(const fs::path& folder, const ProgressFn& progress) {
-  BpeTokenizer tokenizer = load_tokenizer(folder);
+  std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(folder);
   Gpt2Network network = Gpt2Network::load(folder, progress);
-  if (tokenizer.vocab_size() > network.config().vocab)
+  if (tokenizer->vocab_size() > network.config().vocab)
     throw ModelError(folder.string() + ": the tokenizer has " +
-                     std::to_string(tokenizer.vocab_size()) + " tokens but the model only " +
+                     std::to_string(tokenizer->vocab_size()) + " tokens but the model only " +
                      std::to_string(network.config().vocab));
   return std::make_shared<Gpt2Model>(model_name_from_folder(folder), std::move(network),
                                      std::move(tokenizer));

@@ -66,6 +66,7 @@ float bf16_to_float(std::uint16_t b) {
 struct SafetensorsFile::Impl {
   std::filesystem::path path;
   std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
   const unsigned char* map_base = nullptr;  // whole file, mmap'ed
   std::size_t map_size = 0;
   std::size_t data_offset = 0;  // 8 + header length
@@ -129,7 +130,12 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // to find overlaps
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
-    if (name == "__metadata__") continue;  // free-form strings, nothing to validate
+    if (name == "__metadata__") {  // free-form strings: kept, nothing to validate
+      if (it.value().is_object())
+        for (auto m = it.value().begin(); m != it.value().end(); ++m)
+          if (m.value().is_string()) impl->metadata[m.key()] = m.value().get<std::string>();
+      continue;
+    }
     const nlohmann::json& entry = it.value();
     auto bad = [&](const std::string& what) { impl->fail("tensor '" + name + "': " + what); };
     if (!entry.is_object()) bad("entry is not an object");
@@ -188,6 +194,9 @@ const std::map<std::string, TensorInfo>& SafetensorsFile::tensors() const {
 }
 bool SafetensorsFile::has(const std::string& name) const {
   return impl_->tensors.count(name) > 0;
+}
+const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
+  return impl_->metadata;
 }
 const std::filesystem::path& SafetensorsFile::path() const {
   return impl_->path;

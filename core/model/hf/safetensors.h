@@ -27,6 +27,8 @@ class SafetensorsFile {
 
   const std::map<std::string, TensorInfo>& tensors() const;
   bool has(const std::string& name) const;
+  // The header's "__metadata__" entries whose values are strings (the format allows only those).
+  const std::map<std::string, std::string>& metadata() const;
   // The tensor converted to float32 as a 2-D matrix: a 1-D tensor becomes [1 x n], an N-D tensor
   // [shape[0] x product of the rest]. Throws ModelError naming the tensor.
   Matrix matrix(const std::string& name) const;

@@ -24,15 +24,12 @@ float input_scale(float beta, int d_head) {
   return std::sqrt(beta * std::sqrt(static_cast<float>(d_head)));
 }
 
-// Sinusoidal positional encoding (Vaswani et al. 2017) of one position, scaled to unit length so
-// that it is as strong as a word vector: [1 x dim].
-RowVector positional_encoding(int pos, int dim) {
-  RowVector pe(dim);
-  for (int i = 0; i < dim; ++i) {
-    double rate = std::pow(10000.0, -2.0 * (i / 2) / dim);
-    pe[i] = static_cast<float>(i % 2 == 0 ? std::sin(pos * rate) : std::cos(pos * rate));
+// Rows of `p` back to unit length (zero rows stay zero), times s: then p·pᵀ/√d_k = β·cos.
+void normalize_rows(Matrix& p, float s) {
+  for (int i = 0; i < p.rows(); ++i) {
+    float norm = p.row(i).norm();
+    if (norm > 1e-12f) p.row(i) *= s / norm;
   }
-  return pe / std::max(pe.norm(), 1e-12f);
 }
 
 class LessonModel final : public Model {
@@ -56,8 +53,17 @@ class LessonModel final : public Model {
                  {"positional", options_.positional},
                  {"heads", options_.heads},
                  {"mask_unknown", options_.mask_unknown},
+                 {"head_design", head_design_name(options_.head_design)},
                  {"dim", vectors_->dim()},
                  {"max_tokens", kLessonMaxTokens}};
+    nlohmann::json roles = nlohmann::json::array(), recipes = nlohmann::json::array();
+    for (int h = 0; h < options_.heads; ++h) {
+      HeadRecipe r = lesson_head_recipe(options_, h);
+      roles.push_back(r.role);
+      recipes.push_back(r.recipe);
+    }
+    m.options["head_roles"] = roles;
+    m.options["head_recipes"] = recipes;
     return m;
   }
 
@@ -96,7 +102,7 @@ class LessonModel final : public Model {
       const Token& t = trace.tokens[i];
       if (t.id >= 0) x.row(i) = vectors_->vectors.row(t.id);
       any_unknown |= t.unknown;
-      if (options_.positional) x.row(i) += positional_encoding(i, dim);
+      if (options_.positional) x.row(i) += lesson_positional_encoding(i, dim);
     }
     if (options_.mask_unknown && any_unknown) {
       attn.key_padding.resize(n);
@@ -105,11 +111,22 @@ class LessonModel final : public Model {
 
     const float s = input_scale(options_.beta, d_head);
     for (int h = 0; h < options_.heads; ++h) {
-      // Head h: P [n x d_head] = X · R_h, rows back to unit length (zero rows stay zero), times s.
+      // Head h: P [n x d_head] = X · R_h, rows back to unit length, times s.
       Matrix p = options_.heads == 1 ? x : Matrix(x * projections_[h]);  // one head: R = I
-      for (int i = 0; i < n; ++i) {
-        float norm = p.row(i).norm();
-        if (norm > 1e-12f) p.row(i) *= s / norm;
+      normalize_rows(p, s);
+      if (lesson_head_recipe(options_, h).role == "position") {
+        // q = k = the positions' encodings [n x d_head]; v stays the word vectors P, so each word
+        // gathers its neighbours' meaning. An unknown word still has a position: it may look,
+        // and (unless masked) be looked at.
+        Matrix pos(n, d_head);
+        for (int i = 0; i < n; ++i)
+          pos.row(i) = lesson_positional_encoding(i, d_head, kPositionHeadBase);
+        normalize_rows(pos, s);
+        AttentionResult r = attention_forward(backend, pos, pos, p, attn);
+        trace.attention[0].push_back(r.weights);
+        trace.steps.push_back(HeadSteps{pos, pos, p, std::move(r.scores), std::move(r.scaled),
+                                        std::move(r.weights), std::move(r.output)});
+        continue;
       }
       AttentionResult r = attention_forward(backend, p, p, p, attn);
       trace.attention[0].push_back(r.weights);
@@ -156,6 +173,45 @@ std::vector<Neighbor> nearest(const WordVectors& wv, const RowVector& v, int k, 
 }
 
 }  // namespace
+
+const char* head_design_name(HeadDesign design) {
+  return design == HeadDesign::kRandom ? "random" : "roles";
+}
+
+HeadDesign parse_head_design(const std::string& name) {
+  if (name == "roles") return HeadDesign::kRoles;
+  if (name == "random") return HeadDesign::kRandom;
+  throw UsageError("lesson model: head design must be \"roles\" or \"random\", not \"" + name +
+                   "\"");
+}
+
+HeadRecipe lesson_head_recipe(const LessonOptions& options, int head) {
+  const std::string pos = options.positional ? " plus their positions" : "";
+  if (options.heads == 1)
+    return {"meaning", "q = k = v = the word vectors" + pos + ": words look at related words"};
+  if (options.head_design == HeadDesign::kRoles && head == 0)
+    return {"meaning", "q = k = v = the word vectors" + pos +
+                           ", seen through one slice of their dimensions: it follows the sense"};
+  if (options.head_design == HeadDesign::kRoles && head == 1)
+    return {"position",
+            "q = k = the positional encodings, v = the word vectors: each word looks at its "
+            "neighbours and gathers their meaning"};
+  return {"mixed",
+          "q = k = v = a random slice of the word vectors" + pos + ": a mix that is hard to name"};
+}
+
+RowVector lesson_positional_encoding(int position, int dim, double base) {
+  RowVector pe(dim);
+  for (int i = 0; i < dim; ++i) {
+    double rate = std::pow(base, -2.0 * (i / 2) / dim);
+    pe[i] = static_cast<float>(i % 2 == 0 ? std::sin(position * rate) : std::cos(position * rate));
+  }
+  return pe / std::max(pe.norm(), 1e-12f);
+}
+
+RowVector lesson_positional_encoding(int position, int dim) {
+  return lesson_positional_encoding(position, dim, 10000.0);
+}
 
 Matrix lesson_head_projection(int heads, int head, int dim) {
   if (heads <= 0 || dim % heads != 0 || head < 0 || head >= heads)

@@ -23,6 +23,18 @@ namespace attnscope {
 
 inline constexpr int kLessonMaxTokens = 512;
 
+// How the lesson model's heads are made (when there are two or more), all from the same word
+// vectors and positions:
+//  - kRoles (the default): head 1 follows meaning (q = k = v = the word vectors, seen through its
+//    subspace), head 2 follows position (q = k = the sinusoidal positional encodings, v = the word
+//    vectors: each word looks at its neighbours and gathers their meaning), heads 3.. are random
+//    subspaces of the word vectors (as in kRandom). Each head's recipe is lesson_head_recipe().
+//  - kRandom: every head is a random subspace of the same vectors (they tend to look alike).
+enum class HeadDesign { kRoles, kRandom };
+const char* head_design_name(HeadDesign design);  // "roles" | "random"
+// Throws UsageError for any other name.
+HeadDesign parse_head_design(const std::string& name);
+
 struct LessonOptions {
   float beta = 5.0f;      // sharpness: X scaled by √(β·√d) so the logit is β·cos
   bool mask_self = true;  // exclude self (diagonal mask)
@@ -31,7 +43,26 @@ struct LessonOptions {
   bool positional = false;   // add sinusoidal positional encoding to X (scaled to unit length)
   int heads = 1;             // h heads, each through a fixed seeded random orthogonal projection
   bool mask_unknown = true;  // unknown tokens receive no attention (see above)
+  HeadDesign head_design = HeadDesign::kRoles;  // what each head is made of (see above)
 };
+
+// What head `head` of a lesson model with `options` is made of: a short role ("meaning",
+// "position", "mixed") and one sentence a teacher can read out. The trace records both per head in
+// model.options ("head_roles", "head_recipes").
+struct HeadRecipe {
+  std::string role;
+  std::string recipe;
+};
+HeadRecipe lesson_head_recipe(const LessonOptions& options, int head);
+
+// The positional encoding the lesson model uses (Vaswani et al. 2017's sinusoids), `dim` wide and
+// scaled to unit length: [1 x dim]. Nearby positions have similar encodings.
+RowVector lesson_positional_encoding(int position, int dim);
+// The position head's encodings use this base instead of 10000 (the longest wave is 2π·30 words
+// instead of 2π·10000): the lesson's sentences are short, and with the faster waves the similarity
+// of two positions falls off within two or three words, so the head visibly follows neighbours.
+inline constexpr double kPositionHeadBase = 30.0;
+RowVector lesson_positional_encoding(int position, int dim, double base);
 
 // Loads the word vectors once per process (thread-safe) and shares them between models; throws
 // ModelError if the asset is missing or corrupt, UsageError for options out of range (β must be in

@@ -1,0 +1,32 @@
+#include "app/cli/gui_options.h"
+
+#include <cstdio>
+
+namespace attnscope {
+
+void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
+  app->add_option("--screenshot", gui.screenshot, "render headless, write this PNG and exit");
+  app->add_option("--scale", gui.scale, "screenshot scale")
+      ->check(CLI::IsMember({1, 2, 4}))
+      ->capture_default_str();
+  app->add_option("--frames", gui.frames, "frames rendered before the screenshot")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app->add_option("--layout", gui.layout_file, "write where views were drawn (JSON, for tests)");
+  app->add_option("--window", gui.window_size, "window size, e.g. 1280x720")
+      ->check([](const std::string& v) {
+        int w = 0, h = 0;
+        char x = 0, extra = 0;
+        return std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &extra) == 3 && x == 'x' &&
+                       w >= 320 && h >= 240 && w <= 8192 && h <= 8192
+                   ? std::string()
+                   : std::string("expected WIDTHxHEIGHT, e.g. 1280x720");
+      });
+  app->add_option("--export-view", gui.export_view,
+                  "testing: export the heatmap as the window shows it at exit")
+      ->group("");
+  app->add_option("--theme", gui.theme, "color theme (light is made for projectors)")
+      ->check(CLI::IsMember({"dark", "light"}));
+}
+
+}  // namespace attnscope

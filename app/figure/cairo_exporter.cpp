@@ -1,0 +1,151 @@
+// PDF and PNG through cairo. The PDF keeps text as text (cairo embeds a subset of DejaVu Sans) and
+// cells as filled rectangles; the PNG is cairo's image surface, so it needs no display and no GL.
+#include <cairo-pdf.h>
+#include <cairo.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "app/figure/figure_export.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+namespace {
+void set(cairo_t* cr, Rgba c) {
+  cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a);
+}
+
+struct Painter {
+  cairo_t* cr;
+  void operator()(const FigureRect& r) {
+    cairo_set_antialias(cr, r.crisp ? CAIRO_ANTIALIAS_NONE : CAIRO_ANTIALIAS_DEFAULT);
+    cairo_rectangle(cr, r.x, r.y, r.w, r.h);
+    if (r.fill.a > 0) {
+      set(cr, r.fill);
+      r.stroke > 0 ? cairo_fill_preserve(cr) : cairo_fill(cr);
+    }
+    if (r.stroke > 0) {
+      set(cr, r.stroke_color);
+      cairo_set_line_width(cr, r.stroke);
+      cairo_stroke(cr);
+    }
+    cairo_new_path(cr);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+  }
+  void operator()(const FigureText& t) {
+    cairo_select_font_face(cr, t.mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           t.bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, t.size);
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr, t.text.c_str(), &ext);
+    const double shift = t.anchor == FigureText::Anchor::kStart    ? 0.0
+                         : t.anchor == FigureText::Anchor::kMiddle ? ext.x_advance / 2
+                                                                   : ext.x_advance;
+    cairo_save(cr);
+    cairo_translate(cr, t.x, t.y);
+    if (t.vertical) cairo_rotate(cr, -M_PI / 2);
+    cairo_move_to(cr, -shift, 0);
+    set(cr, t.color);
+    cairo_show_text(cr, t.text.c_str());
+    cairo_restore(cr);
+    cairo_new_path(cr);
+  }
+  void operator()(const FigurePath& p) {
+    cairo_move_to(cr, p.points[0][0], p.points[0][1]);
+    if (p.bezier && p.points.size() == 4)
+      cairo_curve_to(cr, p.points[1][0], p.points[1][1], p.points[2][0], p.points[2][1],
+                     p.points[3][0], p.points[3][1]);
+    else
+      for (size_t k = 1; k < p.points.size(); ++k)
+        cairo_line_to(cr, p.points[k][0], p.points[k][1]);
+    set(cr, p.color);
+    cairo_set_line_width(cr, p.width);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+    cairo_stroke(cr);
+  }
+  void operator()(const FigureGradient& g) {
+    cairo_pattern_t* pat = cairo_pattern_create_linear(0, g.y, 0, g.y + g.h);
+    for (size_t k = 0; k < g.stops.size(); ++k) {
+      const Rgba& c = g.stops[k];
+      cairo_pattern_add_color_stop_rgba(pat, static_cast<double>(k) / (g.stops.size() - 1), c.r,
+                                        c.g, c.b, c.a);
+    }
+    cairo_rectangle(cr, g.x, g.y, g.w, g.h);
+    cairo_set_source(cr, pat);
+    cairo_fill(cr);
+    cairo_pattern_destroy(pat);
+  }
+  void operator()(const FigureImage& img) {
+    cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, img.cols, img.rows);
+    unsigned char* data = cairo_image_surface_get_data(s);
+    const int stride = cairo_image_surface_get_stride(s);
+    for (int i = 0; i < img.rows; ++i)
+      for (int j = 0; j < img.cols; ++j) {
+        const std::uint8_t* p = &img.rgb[(static_cast<size_t>(i) * img.cols + j) * 3];
+        std::uint32_t px = (std::uint32_t{p[0]} << 16) | (std::uint32_t{p[1]} << 8) | p[2];
+        std::memcpy(data + i * stride + j * 4, &px, 4);
+      }
+    cairo_surface_mark_dirty(s);
+    cairo_save(cr);
+    cairo_translate(cr, img.x, img.y);
+    cairo_scale(cr, img.w / img.cols, img.h / img.rows);
+    cairo_set_source_surface(cr, s, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+    cairo_rectangle(cr, 0, 0, img.cols, img.rows);
+    cairo_fill(cr);
+    cairo_restore(cr);
+    cairo_surface_destroy(s);
+  }
+};
+
+void paint(cairo_t* cr, const Figure& fig) {
+  set(cr, fig.background);
+  cairo_paint(cr);
+  Painter p{cr};
+  for (const FigureShape& s : fig.shapes) std::visit(p, s);
+}
+
+void check(cairo_status_t status, const std::string& path) {
+  if (status != CAIRO_STATUS_SUCCESS)
+    throw Error("cannot write the figure to '" + path + "': " + cairo_status_to_string(status));
+}
+
+void write_pdf(const Figure& fig, const std::string& path, float) {
+  cairo_surface_t* surface = cairo_pdf_surface_create(path.c_str(), fig.width, fig.height);
+  check(cairo_surface_status(surface), path);
+  cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "attnscope");
+  cairo_t* cr = cairo_create(surface);
+  paint(cr, fig);
+  cairo_destroy(cr);
+  cairo_surface_finish(surface);
+  const cairo_status_t status = cairo_surface_status(surface);
+  cairo_surface_destroy(surface);
+  check(status, path);
+}
+
+void write_png(const Figure& fig, const std::string& path, float scale) {
+  const int w = static_cast<int>(std::ceil(fig.width * scale)),
+            h = static_cast<int>(std::ceil(fig.height * scale));
+  cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+  check(cairo_surface_status(surface), path);
+  cairo_t* cr = cairo_create(surface);
+  cairo_scale(cr, scale, scale);
+  paint(cr, fig);
+  cairo_destroy(cr);
+  const cairo_status_t status = cairo_surface_write_to_png(surface, path.c_str());
+  cairo_surface_destroy(surface);
+  check(status, path);
+}
+}  // namespace
+
+FigureExporter make_pdf_exporter() {
+  return {"pdf", "PDF: vector, text as text (DejaVu Sans embedded)", write_pdf};
+}
+
+FigureExporter make_png_exporter() {
+  return {"png", "PNG: drawn by cairo without a display, at --scale pixels per unit", write_png};
+}
+
+}  // namespace attnscope

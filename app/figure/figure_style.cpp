@@ -1,0 +1,139 @@
+#include "app/figure/figure_style.h"
+
+#include <cairo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "core/trace/aggregate.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+namespace {
+Rgba rgb8(int r, int g, int b, int a = 255) {
+  return {r / 255.0f, g / 255.0f, b / 255.0f, a / 255.0f};
+}
+}  // namespace
+
+FigurePalette figure_palette(bool light) {
+  if (light)
+    return {rgb8(255, 255, 255), rgb8(0, 0, 0),    rgb8(70, 70, 70),   rgb8(0, 70, 190),
+            rgb8(200, 60, 0),    rgb8(0, 70, 190), rgb8(120, 120, 120)};
+  return {rgb8(28, 28, 33),   rgb8(235, 235, 240), rgb8(160, 160, 170), rgb8(110, 170, 255),
+          rgb8(255, 150, 60), rgb8(120, 190, 255), rgb8(90, 90, 100)};
+}
+
+float text_width(const std::string& text, float size, bool mono) {
+  // One measuring context for the process; cairo's toy font API finds DejaVu through fontconfig,
+  // the same face the exporters draw with.
+  static std::mutex mutex;
+  static cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+  static cairo_t* cr = cairo_create(surface);
+  std::lock_guard<std::mutex> lock(mutex);
+  cairo_select_font_face(cr, mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, size);
+  cairo_text_extents_t ext;
+  cairo_text_extents(cr, text.c_str(), &ext);
+  return static_cast<float>(ext.x_advance);
+}
+
+Rgba rgba(const std::array<float, 3>& rgb, float alpha) {
+  return {rgb[0], rgb[1], rgb[2], alpha};
+}
+
+Rgba with_alpha(Rgba c, float alpha) {
+  c.a = std::clamp(alpha, 0.0f, 1.0f);
+  return c;
+}
+
+Matrix request_matrix(const FigureRequest& r) {
+  const AttentionTrace& t = *r.trace;
+  if (r.layer < 0 || r.layer >= t.layers())
+    throw UsageError("--layer " + std::to_string(r.layer) + " is out of range (the trace has " +
+                     std::to_string(t.layers()) + " layers, numbered from 0)");
+  if (!r.aggregate.empty()) return head_aggregate(r.aggregate).combine(t, r.layer);
+  if (r.head < 0 || r.head >= t.heads())
+    throw UsageError("--head " + std::to_string(r.head) + " is out of range (the trace has " +
+                     std::to_string(t.heads()) + " heads, numbered from 0)");
+  return t.attention[r.layer][r.head];
+}
+
+std::string request_title(const FigureRequest& r) {
+  std::string title = r.trace->model.name.empty() ? r.trace->model.kind : r.trace->model.name;
+  title += " \xC2\xB7 layer " + std::to_string(r.layer) + " \xC2\xB7 ";
+  if (r.aggregate.empty()) return title + "head " + std::to_string(r.head);
+  return title + r.aggregate + " of " + std::to_string(r.trace->heads()) + " heads";
+}
+
+void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
+                       const Colormap& map, float vmin, float vmax, bool numbers,
+                       const std::string& key, int vector_limit) {
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  const float span = vmax > vmin ? vmax - vmin : 1.0f;
+  auto t_of = [&](float v) { return (v - vmin) / span; };
+  const bool vector = rows <= vector_limit && cols <= vector_limit;
+  if (vector) {
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j)
+        fig.add(FigureRect{x0 + j * cell, y0 + i * cell, cell, cell, rgba(map.rgb(t_of(w(i, j)))),
+                           true});
+  } else {
+    FigureImage img{x0, y0, cell * cols, cell * rows, cols, rows, {}};
+    img.rgb.resize(static_cast<size_t>(rows) * cols * 3);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const auto c = map.rgb(t_of(w(i, j)));
+        for (int k = 0; k < 3; ++k)
+          img.rgb[(static_cast<size_t>(i) * cols + j) * 3 + k] =
+              static_cast<std::uint8_t>(std::lround(c[k] * 255.0f));
+      }
+    fig.add(std::move(img));
+  }
+  if (numbers) {
+    char buf[16];
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        std::snprintf(buf, sizeof buf, "%.2f", w(i, j));
+        const bool dark_cell = map.luminance(t_of(w(i, j))) < 0.35f;
+        fig.add(FigureText{x0 + (j + 0.5f) * cell, y0 + (i + 0.5f) * cell + kFigureMonoFont * 0.36f,
+                           buf, kFigureMonoFont, dark_cell ? Rgba{1, 1, 1, 1} : Rgba{0, 0, 0, 1},
+                           FigureText::Anchor::kMiddle, true});
+      }
+  }
+  if (!key.empty())
+    fig.layout[key] = {{"x0", x0},        {"y0", y0},     {"cell", cell}, {"rows", rows},
+                       {"cols", cols},    {"vmin", vmin}, {"vmax", vmax}, {"colormap", map.name},
+                       {"vector", vector}};
+}
+
+float colorbar_width() {
+  return 14.0f + 6.0f + text_width("0.00", kFigureMonoFont, true) + 4.0f;
+}
+
+float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
+                   float vmax, const FigurePalette& pal, int ticks) {
+  const float bar_w = 14.0f;
+  FigureGradient g{x, y, bar_w, h, {}};
+  for (int k = 0; k < 256; k += 5) g.stops.push_back(rgba(map.rgb(1.0f - k / 255.0f)));
+  g.stops.push_back(rgba(map.rgb(0.0f)));
+  fig.add(std::move(g));
+  fig.add(FigureRect{x, y, bar_w, h, Rgba{0, 0, 0, 0}, false, 0.75f, pal.line});
+  char buf[16];
+  for (int k = 0; k < ticks; ++k) {
+    const float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
+    const float ty = y + h * f, v = vmax - (vmax - vmin) * f;
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    fig.add(FigurePath{{{x + bar_w, ty}, {x + bar_w + 4, ty}}, pal.text, 0.75f});
+    fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, buf, kFigureMonoFont, pal.text,
+                       FigureText::Anchor::kStart, true});
+  }
+  fig.layout["colorbar"] = {{"x", x},       {"y", y},       {"w", bar_w},    {"h", h},
+                            {"vmin", vmin}, {"vmax", vmax}, {"ticks", ticks}};
+  return colorbar_width();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,48 @@
+#pragma once
+// What the figure builders share: the palette of the app's themes (app/ui/theme.cpp), font sizes,
+// text measurement in the fonts the exporters use (DejaVu Sans and Sans Mono, through cairo), the
+// matrix a request shows, and the heatmap block the heatmap and grid views both draw.
+#include <string>
+
+#include "app/figure/figure_views.h"
+#include "app/ui/colormap.h"
+#include "core/util/error.h"
+#include "core/util/matrix.h"
+
+namespace attnscope {
+
+struct FigurePalette {
+  Rgba background, text, text_dim, accent, focus, arc, line;
+};
+// The app's light and dark theme colours (kept in step with app/ui/theme.cpp).
+FigurePalette figure_palette(bool light);
+
+inline constexpr float kFigureFont = 13.0f;      // labels
+inline constexpr float kFigureMonoFont = 11.0f;  // numbers
+inline constexpr float kFigureTitleFont = 15.0f;
+
+// Advance width of `text` at `size` px in DejaVu Sans (or Sans Mono).
+float text_width(const std::string& text, float size, bool mono = false);
+
+Rgba rgba(const std::array<float, 3>& rgb, float alpha = 1.0f);
+Rgba with_alpha(Rgba c, float alpha);
+
+// The matrix the request shows: attention[layer][head], or the layer's heads combined. Throws
+// UsageError for a layer/head outside the trace or an unknown aggregate.
+Matrix request_matrix(const FigureRequest& r);
+// "gpt2 · layer 3 · head 5" or "… · layer 3 · mean of 12 heads".
+std::string request_title(const FigureRequest& r);
+
+// A heatmap of `w` (colormap over [vmin, vmax]) with its top-left cell corner at (x0, y0):
+// vector cells up to kVectorCellLimit rows/cols, an embedded raster above; numbers in the cells
+// when `numbers`. Records the geometry under layout[key] when `key` is non-empty.
+inline constexpr int kVectorCellLimit = 256;
+void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
+                       const Colormap& map, float vmin, float vmax, bool numbers,
+                       const std::string& key, int vector_limit = kVectorCellLimit);
+// A vertical colorbar (vmax at the top) with `ticks` labelled ticks; returns its total width.
+float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
+                   float vmax, const FigurePalette& pal, int ticks = 5);
+float colorbar_width();
+
+}  // namespace attnscope

@@ -1,0 +1,197 @@
+#include "app/lesson/lesson_view.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "app/lesson/lesson_draw.h"
+#include "app/lesson/lesson_pictures.h"
+#include "app/lesson/lesson_steps.h"
+#include "app/ui/theme.h"
+#include "core/session/session.h"
+
+namespace attnscope {
+
+using namespace lesson;
+
+void lesson_handle_key(App& app, LessonKey key) {
+  LessonMode& m = app.state.lesson_mode;
+  switch (key) {
+    case LessonKey::kNext:
+      // In "predict first" mode the first press reveals, the next one moves on (a clicker has
+      // only two buttons).
+      if (m.predict && !m.revealed)
+        m.revealed = true;
+      else
+        lesson_go_to(app, m.step + 1);
+      break;
+    case LessonKey::kPrevious:
+      lesson_go_to(app, m.step - 1);
+      break;
+    case LessonKey::kFirst:
+      lesson_go_to(app, 1);
+      break;
+    case LessonKey::kLast:
+      lesson_go_to(app, kLessonSteps);
+      break;
+    case LessonKey::kReveal:
+      m.revealed = !m.revealed;
+      break;
+    case LessonKey::kUnscaled:
+      if (m.step == 4) m.unscaled = !m.unscaled;
+      break;
+    case LessonKey::kPositions:
+      if (m.step == 8) lesson_set_positions(app, !m.positions);
+      break;
+    case LessonKey::kLeave:
+      leave_lesson(app);
+      break;
+  }
+}
+
+void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale) {
+  AppState& st = app.state;
+  LessonMode& m = st.lesson_mode;
+  const ThemeColors& colors = theme_colors();
+  lesson_sync(app);
+  ImFont* lf = fonts.lesson;
+  ImFont* tf = fonts.lesson_title;
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float pad = sz(lf) * 0.5f;
+
+  // Header: "3 / 8" and the title; the step dots on the right.
+  const LessonStepText& step = lesson_step_text(m.step);
+  char counter[16];
+  std::snprintf(counter, sizeof counter, "%d / %d", m.step, kLessonSteps);
+  text(lf, ImVec2(at.x, at.y + (sz(tf) - sz(lf))), colors.text_dim, counter);
+  const float title_x = at.x + text_w(lf, "8 / 8") + pad * 2;
+  text(tf, ImVec2(title_x, at.y), colors.text, step.title);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float dot = sz(lf) * 0.35f;
+  for (int k = 1; k <= kLessonSteps; ++k) {
+    ImVec2 c(at.x + avail.x - (kLessonSteps - k + 0.5f) * dot * 3.2f, at.y + sz(tf) * 0.6f);
+    if (k == m.step)
+      dl->AddCircleFilled(c, dot, colors.accent);
+    else
+      dl->AddCircle(c, dot, colors.text_dim, 0, 2.0f);
+  }
+  float y = at.y + sz(tf) + pad;
+
+  // The live sentence, retypable at any step.
+  ImGui::SetCursorScreenPos(ImVec2(at.x, y));
+  ImGui::PushFont(lf);
+  ImGui::SetNextItemWidth(avail.x);
+  if (focus_text_box >= 0) {
+    ImGui::SetKeyboardFocusHere();
+    focus_text_box = -1;
+  }
+  if (ImGui::InputTextWithHint("##lesson_sentence", "type a sentence", &st.slots[0].text)) {
+    st.slots[0].label.clear();
+    app.submit(0);
+  }
+  text_box_active = ImGui::IsItemActive();
+  ImGui::PopFont();
+  y = ImGui::GetCursorScreenPos().y + pad * 0.5f;
+
+  // Footer: what the teacher says, and the controls.
+  const float footer_h = sz(lf) * 2.5f + ImGui::GetFrameHeight() + pad * 2.5f;
+  const float picture_h = at.y + avail.y - footer_h - y - pad;
+
+  const auto& result = st.slots[0].result;
+  const AttentionTrace* trace = result && result->trace ? result->trace.get() : nullptr;
+  const auto& second_result = st.slots[1].result;
+  const AttentionTrace* second =
+      second_result && second_result->trace ? second_result->trace.get() : nullptr;
+  const int focus = focused_token(st, 0);
+  if (trace && focus >= 0 && (shift_trace != result->trace || shift_token != focus)) {
+    shift_trace = result->trace;
+    shift_token = focus;
+    try {
+      shift = lesson_meaning_shift(*trace, focus, 8);
+    } catch (const std::exception&) {
+      shift = {};  // the word vectors are missing: the model would not have opened either
+    }
+  }
+  const bool hidden = m.predict && !m.revealed;
+  if (hidden) {
+    // "Predict first": the question, large, instead of the numbers.
+    ImGui::SetCursorScreenPos(ImVec2(at.x + avail.x * 0.1f, y + picture_h * 0.25f));
+    ImGui::PushFont(tf);
+    ImGui::PushTextWrapPos(at.x + avail.x * 0.9f);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colors.accent));
+    ImGui::TextWrapped("%s", step.predict);
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
+    ImGui::SetCursorScreenPos(ImVec2(at.x + avail.x * 0.1f, ImGui::GetCursorScreenPos().y + pad));
+    ImGui::PushFont(lf);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
+                       "Talk it over, then press Space or PageDown to see.");
+    ImGui::PopFont();
+  } else {
+    LessonPictureContext ctx{app,   fonts,  layout, pixel_scale,
+                             trace, second, focus,  focus >= 0 ? &shift : nullptr};
+    draw_lesson_picture(ctx, m.step, ImVec2(at.x, y), ImVec2(avail.x, picture_h));
+  }
+
+  const float footer_y = at.y + avail.y - footer_h;
+  dl->AddLine(ImVec2(at.x, footer_y), ImVec2(at.x + avail.x, footer_y), colors.panel_line, 2.0f);
+  char say[512];
+  const std::string word = trace && focus >= 0 ? label(*trace, focus) : "the word";
+  std::snprintf(say, sizeof say, step.say, word.c_str());
+  ImGui::SetCursorScreenPos(ImVec2(at.x, footer_y + pad * 0.5f));
+  ImGui::PushFont(lf);
+  ImGui::PushTextWrapPos(at.x + avail.x);
+  ImGui::TextWrapped("%s", say);
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + avail.y - ImGui::GetFrameHeight()));
+  if (ImGui::Button("\xE2\x97\x80 back")) lesson_handle_key(app, LessonKey::kPrevious);
+  ImGui::SameLine();
+  if (ImGui::Button("next \xE2\x96\xB6")) lesson_handle_key(app, LessonKey::kNext);
+  ImGui::SameLine();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
+                     "PageDown / \xE2\x86\x92 next, PageUp / \xE2\x86\x90 back, click a row to "
+                     "choose the word");
+  ImGui::SameLine();
+  if (m.step == 4) {
+    bool without = m.unscaled;
+    if (ImGui::Checkbox("without \xC3\xB7\xE2\x88\x9A"
+                        "d\xE2\x82\x96 (U)",
+                        &without))
+      lesson_handle_key(app, LessonKey::kUnscaled);
+    ImGui::SameLine();
+  }
+  if (m.step == 8) {
+    bool pos = m.positions;
+    if (ImGui::Checkbox("add positions (P)", &pos)) lesson_handle_key(app, LessonKey::kPositions);
+    ImGui::SameLine();
+  }
+  ImGui::Checkbox("predict first", &m.predict);
+  ImGui::SameLine();
+  if (ImGui::Button("leave the lesson (Esc)")) lesson_handle_key(app, LessonKey::kLeave);
+
+  if (layout) {
+    layout->push_back(
+        {{"view", "lesson"},
+         {"step", m.step},
+         {"title", step.title},
+         {"say", say},
+         {"predict", m.predict},
+         {"revealed", m.revealed},
+         {"unscaled", m.unscaled},
+         {"positions", m.positions},
+         {"focus", focus},
+         {"tokens", trace ? static_cast<int>(trace->tokens.size()) : 0},
+         {"heads", trace ? trace->heads() : 0},
+         {"positional", trace ? trace->model.options.value("positional", false) : false},
+         {"font_px", sz(lf) * pixel_scale},
+         {"title_px", sz(tf) * pixel_scale},
+         {"footer_y", footer_y * pixel_scale}});
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,31 @@
+#pragma once
+// The guided lesson, drawn full window in large type: a header (step, title, the live sentence),
+// the step's picture (app/lesson/lesson_pictures.cpp), and what the teacher says with the
+// navigation below. PageDown/→ and PageUp/← step, as presenters' clickers send; Space reveals the
+// numbers in "predict first" mode; U (step 4) drops ÷√d_k; P (step 8) adds positions; Esc leaves.
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/app.h"
+#include "app/ui/fonts.h"
+#include "core/model/lesson/lesson_model.h"
+
+namespace attnscope {
+
+// One key press the frame loop hands to the lesson.
+enum class LessonKey { kNext, kPrevious, kFirst, kLast, kReveal, kUnscaled, kPositions, kLeave };
+void lesson_handle_key(App& app, LessonKey key);
+
+struct LessonView {
+  bool text_box_active = false;
+  int focus_text_box = -1;  // give the sentence box keyboard focus on the next frame (tests)
+  // Step 6's neighbour lists, recomputed when the trace or the word changes.
+  std::shared_ptr<const AttentionTrace> shift_trace;
+  int shift_token = -1;
+  MeaningShift shift;
+
+  void Draw(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
+};
+
+}  // namespace attnscope

@@ -1,0 +1,121 @@
+#include "app/session_io.h"
+
+#include <algorithm>
+
+#include "app/lesson/lesson_steps.h"
+#include "app/ui/colormap.h"
+
+namespace attnscope {
+
+Session capture_session(const App& app, const UiPrefs& prefs) {
+  const AppState& st = app.state;
+  const LessonMode& lesson = st.lesson_mode;
+  Session s;
+  // In the lesson, the step's own options are temporary: save what the explorer had.
+  s.model = lesson.active ? (lesson.saved_model_spec.empty() ? "lesson" : lesson.saved_model_spec)
+                          : st.model_spec;
+  s.backend = st.backend_choice;
+  s.lesson = lesson.active ? lesson.saved_options : st.lesson;
+  for (int i = 0; i < kSessionSlots; ++i) {
+    s.texts[i].text = st.slots[i].text;
+    s.texts[i].label = st.slots[i].label;
+    s.texts[i].selected_token = st.slots[i].locked_token;
+  }
+  s.show_second = st.show_second;
+  if (lesson.active) {
+    s.texts[1].text = lesson.saved_text2;
+    s.texts[1].label = lesson.saved_label2;
+    s.texts[1].selected_token = -1;
+    s.show_second = lesson.saved_show_second;
+  }
+  s.mode = lesson.active ? "lesson" : "explore";
+  s.layer = st.layer;
+  s.head = st.head;
+  s.active_slot = std::clamp(st.focus.active_slot, 0, kSessionSlots - 1);
+  s.lesson_step = lesson.step;
+  s.lesson_unscaled = lesson.unscaled;
+  s.lesson_predict = lesson.predict;
+  s.theme = prefs.light_theme ? "light" : "dark";
+  s.colormap = colormaps()[st.colormap].name;
+  s.fixed_range = st.fixed_range;
+  s.font_scale = prefs.font_scale;
+  return s;
+}
+
+void apply_session(App& app, UiPrefs& prefs, const Session& s) {
+  // Check first, change after.
+  const auto& maps = colormaps();
+  auto map = std::find_if(maps.begin(), maps.end(),
+                          [&](const Colormap& c) { return c.name == s.colormap; });
+  if (map == maps.end()) {
+    std::string names;
+    for (const Colormap& c : maps) names += (names.empty() ? "\"" : " or \"") + c.name + "\"";
+    throw SessionError("key \"display.colormap\": expected " + names + ", found \"" + s.colormap +
+                       "\"");
+  }
+
+  AppState& st = app.state;
+  if (st.lesson_mode.active) leave_lesson(app);
+  prefs.light_theme = s.theme == "light";
+  prefs.font_scale = s.font_scale;
+  st.colormap = static_cast<int>(map - maps.begin());
+  st.fixed_range = s.fixed_range;
+  st.show_second = s.show_second;
+  for (int i = 0; i < kSessionSlots; ++i) {
+    SlotState& slot = st.slots[i];
+    slot.text = s.texts[i].text;
+    slot.label = s.texts[i].label;
+    slot.locked_token = s.texts[i].selected_token;  // kept in range when the trace arrives
+    slot.preferred_word.clear();
+  }
+  st.layer = s.layer;  // clamped to the model once it is open
+  st.head = s.head;
+  st.focus.active_slot = s.active_slot;
+  st.lesson = s.lesson;
+  st.lesson_mode.unscaled = s.lesson_unscaled;
+  st.lesson_mode.predict = s.lesson_predict;
+  if (st.backend_choice != s.backend) app.choose_backend(s.backend);
+  if (s.mode == "lesson") {
+    st.model_spec = s.model;  // restored when the lesson ends
+    enter_lesson(app, s.lesson_step);
+    st.lesson_mode.saved_model_spec = s.model;
+  } else {
+    st.lesson_mode.step = s.lesson_step;
+    app.open_model(s.model);  // the lesson model is rebuilt with the session's options
+  }
+}
+
+bool open_session_file(App& app, UiPrefs& prefs, const std::string& path) {
+  try {
+    Session s = read_session(path);
+    try {
+      apply_session(app, prefs, s);
+    } catch (const SessionError& e) {
+      throw SessionError("session '" + path + "': " + e.what());
+    }
+    app.state.session_path = path;
+    app.state.message = "opened session " + path;
+    app.state.message_is_error = false;
+    return true;
+  } catch (const std::exception& e) {
+    app.state.message = e.what();
+    app.state.message_is_error = true;
+    return false;
+  }
+}
+
+bool save_session_file(App& app, const UiPrefs& prefs, const std::string& path) {
+  try {
+    write_session(path, capture_session(app, prefs));
+    app.state.session_path = path;
+    app.state.message = "saved session " + path;
+    app.state.message_is_error = false;
+    return true;
+  } catch (const std::exception& e) {
+    app.state.message = e.what();
+    app.state.message_is_error = true;
+    return false;
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,28 @@
+#pragma once
+// The CPU backend's row and elementwise ops and its attention, as free functions on Tensors (the
+// meaning of each is the Backend op of the same name in core/backend/backend.h). cpu_backend.cpp
+// forwards to them; they share the cores through share_work when the work is large enough.
+#include <vector>
+
+#include "core/backend/backend.h"
+
+namespace attnscope::cpu {
+
+// Masked entries of a [queries x keys] matrix (rows x cols floats, `stride` apart) become -inf.
+void mask_fill(float* x, int rows, int cols, int stride, const AttentionMask& mask);
+// Stable softmax of every row; a row that is entirely -inf becomes zeros.
+void softmax_rows(float* x, int rows, int cols, int stride);
+
+void softcap(Tensor& x, float cap);
+void rms_norm(const Tensor& x, const Tensor& weight, float eps, float weight_offset, Tensor& y);
+void gated_activation(const Tensor& gate, const Tensor& up, Activation act, Tensor& out);
+void gelu(Tensor& x, Gelu kind);
+void rope(Tensor& x, int heads, int head_dim, const std::vector<float>& inv_freq, int pos0);
+void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out);
+
+// Backend::attention_heads with the heads side by side on the cores (shapes already checked).
+void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
+                     int head_dim, float score_factor, float logit_softcap,
+                     const AttentionMask& mask, Tensor& context, std::vector<Matrix>* weights);
+
+}  // namespace attnscope::cpu

@@ -1,0 +1,276 @@
+#include "core/session/session.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/atomic_file.h"
+
+namespace attnscope {
+
+namespace {
+
+using nlohmann::json;
+
+// What a value is, for "expected …, found …": its type and, when short, the value itself.
+std::string describe(const json& v) {
+  std::string type = v.is_boolean()          ? "a boolean"
+                     : v.is_number_integer() ? "an integer"
+                     : v.is_number()         ? "a number"
+                     : v.is_string()         ? "a string"
+                     : v.is_array()          ? "an array"
+                     : v.is_object()         ? "an object"
+                                             : "null";
+  if (v.is_array() || v.is_object()) return type + " of " + std::to_string(v.size());
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return type + " " + text;
+}
+
+// Reads keys of one object with the key's full path in every error.
+class Reader {
+ public:
+  Reader(const json& object, std::string file, std::string prefix)
+      : object_(object), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const std::string& found) const {
+    throw SessionError("session '" + file_ + "': key \"" + prefix_ + key + "\": expected " +
+                       expected + ", found " + found);
+  }
+  const json* find(const std::string& key) const {
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+  void get(const std::string& key, bool& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_boolean()) fail(key, "true or false", describe(*v));
+      out = v->get<bool>();
+    }
+  }
+  void get(const std::string& key, int& out, int lo, int hi) const {
+    if (const json* v = find(key)) {
+      const std::string expected =
+          "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+      if (!v->is_number_integer()) fail(key, expected, describe(*v));
+      const auto x = v->get<long long>();
+      if (x < lo || x > hi) fail(key, expected, describe(*v));
+      out = static_cast<int>(x);
+    }
+  }
+  void get(const std::string& key, float& out, float lo, float hi) const {
+    if (const json* v = find(key)) {
+      char range[64];
+      std::snprintf(range, sizeof range, "a number from %g to %g", lo, hi);
+      if (!v->is_number()) fail(key, range, describe(*v));
+      const double x = v->get<double>();
+      if (!std::isfinite(x) || x < lo || x > hi) fail(key, range, describe(*v));
+      out = static_cast<float>(x);
+    }
+  }
+  void get(const std::string& key, std::string& out, std::size_t max_bytes) const {
+    if (const json* v = find(key)) {
+      if (!v->is_string())
+        fail(key, "a string of at most " + std::to_string(max_bytes) + " bytes", describe(*v));
+      const auto& s = v->get_ref<const std::string&>();
+      if (s.size() > max_bytes)
+        fail(key, "a string of at most " + std::to_string(max_bytes) + " bytes",
+             "one of " + std::to_string(s.size()) + " bytes");
+      if (s.find('\0') != std::string::npos) fail(key, "text", "a NUL character");
+      out = s;
+    }
+  }
+  void get_choice(const std::string& key, std::string& out,
+                  std::initializer_list<const char*> choices) const {
+    if (const json* v = find(key)) {
+      std::string expected;
+      for (const char* c : choices) expected += (expected.empty() ? "" : " or ") + json(c).dump();
+      if (!v->is_string()) fail(key, expected, describe(*v));
+      for (const char* c : choices)
+        if (v->get_ref<const std::string&>() == c) {
+          out = c;
+          return;
+        }
+      fail(key, expected, describe(*v));
+    }
+  }
+  // A nested object (absent: nullopt-like empty object).
+  Reader object(const std::string& key) const {
+    static const json empty = json::object();
+    const json* v = find(key);
+    if (!v) return Reader(empty, file_, prefix_ + key + ".");
+    if (!v->is_object()) fail(key, "an object", describe(*v));
+    return Reader(*v, file_, prefix_ + key + ".");
+  }
+  const json& raw() const { return object_; }
+  const std::string& file() const { return file_; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  const json& object_;
+  std::string file_, prefix_;
+};
+
+// The deepest nesting of arrays/objects, counted without parsing (strings skipped), so that a
+// hostile document is refused before the parser and the destructor recurse through it.
+int nesting_depth(const std::string& doc) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    char c = doc[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+std::string session_to_json(const Session& s) {
+  json texts = json::array();
+  for (const SessionText& t : s.texts) {
+    json o = {{"text", t.text}};
+    if (!t.label.empty()) o["label"] = t.label;
+    if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
+    texts.push_back(o);
+  }
+  const LessonOptions& l = s.lesson;
+  json doc = {{"format", kSessionFormat},
+              {"model", s.model},
+              {"backend", s.backend},
+              {"lesson",
+               {{"beta", l.beta},
+                {"mask_self", l.mask_self},
+                {"scale", l.scale},
+                {"causal", l.causal},
+                {"positional", l.positional},
+                {"heads", l.heads},
+                {"mask_unknown", l.mask_unknown},
+                {"head_design", head_design_name(l.head_design)}}},
+              {"texts", texts},
+              {"show_second", s.show_second},
+              {"view",
+               {{"mode", s.mode},
+                {"layer", s.layer},
+                {"head", s.head},
+                {"active_slot", s.active_slot},
+                {"lesson_step", s.lesson_step},
+                {"lesson_unscaled", s.lesson_unscaled},
+                {"lesson_predict", s.lesson_predict}}},
+              {"display",
+               {{"theme", s.theme},
+                {"colormap", s.colormap},
+                {"fixed_range", s.fixed_range},
+                {"font_scale", s.font_scale}}}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Session parse_session(const std::string& document, const std::string& file) {
+  const std::string where = "session '" + file + "'";
+  if (document.size() > kSessionMaxBytes)
+    throw SessionError(where + ": expected at most " + std::to_string(kSessionMaxBytes) +
+                       " bytes, found " + std::to_string(document.size()));
+  if (nesting_depth(document) > kSessionMaxDepth)
+    throw SessionError(where + ": expected JSON nested at most " +
+                       std::to_string(kSessionMaxDepth) + " levels deep, found deeper nesting");
+  json doc;
+  try {
+    doc = json::parse(document);
+  } catch (const json::parse_error& e) {
+    throw SessionError(where + ": not JSON: " + e.what());
+  }
+  if (!doc.is_object())
+    throw SessionError(where + ": expected a JSON object, found " + describe(doc));
+  Reader top(doc, file, "");
+  const json* format = top.find("format");
+  if (!format) top.fail("format", "\"" + std::string(kSessionFormat) + "\"", "no such key");
+  if (!format->is_string() || *format != kSessionFormat)
+    top.fail("format", "\"" + std::string(kSessionFormat) + "\"", describe(*format));
+
+  Session s;
+  top.get("model", s.model, 4096);
+  if (s.model.empty()) top.fail("model", "a model spec (lesson, a folder or a repo id)", "\"\"");
+  top.get_choice("backend", s.backend, {"auto", "cpu", "cuda"});
+
+  Reader lesson = top.object("lesson");
+  LessonOptions& l = s.lesson;
+  lesson.get("beta", l.beta, 0.0f, 1000.0f);
+  lesson.get("mask_self", l.mask_self);
+  lesson.get("scale", l.scale);
+  lesson.get("causal", l.causal);
+  lesson.get("positional", l.positional);
+  lesson.get("heads", l.heads, 1, 128);
+  if (128 % l.heads != 0)
+    lesson.fail("heads", "a divisor of 128 (1, 2, 4, 8, 16, 32, 64 or 128)",
+                "an integer " + std::to_string(l.heads));
+  lesson.get("mask_unknown", l.mask_unknown);
+  std::string design = head_design_name(l.head_design);
+  lesson.get_choice("head_design", design, {"roles", "random"});
+  l.head_design = parse_head_design(design);
+
+  if (const json* texts = top.find("texts")) {
+    if (!texts->is_array() || texts->size() > kSessionSlots)
+      top.fail("texts", "an array of at most 2 objects", describe(*texts));
+    for (std::size_t i = 0; i < texts->size(); ++i) {
+      const std::string key = "texts[" + std::to_string(i) + "]";
+      if (!(*texts)[i].is_object()) top.fail(key, "an object", describe((*texts)[i]));
+      Reader t((*texts)[i], file, key + ".");
+      t.get("text", s.texts[i].text, kSessionMaxTextBytes);
+      t.get("label", s.texts[i].label, 256);
+      t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
+    }
+  }
+  top.get("show_second", s.show_second);
+
+  Reader view = top.object("view");
+  view.get_choice("mode", s.mode, {"explore", "lesson"});
+  view.get("layer", s.layer, 0, 4095);
+  view.get("head", s.head, 0, 4095);
+  view.get("active_slot", s.active_slot, 0, kSessionSlots - 1);
+  view.get("lesson_step", s.lesson_step, 1, kLessonSteps);
+  view.get("lesson_unscaled", s.lesson_unscaled);
+  view.get("lesson_predict", s.lesson_predict);
+
+  Reader display = top.object("display");
+  display.get_choice("theme", s.theme, {"dark", "light"});
+  display.get("colormap", s.colormap, 64);
+  display.get("fixed_range", s.fixed_range);
+  display.get("font_scale", s.font_scale, 0.5f, 3.0f);
+  return s;
+}
+
+Session read_session(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::string where = "session '" + path.string() + "'";
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw SessionError(where + ": " +
+                       (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw SessionError(where + ": " + ec.message());
+  if (size > kSessionMaxBytes)
+    throw SessionError(where + ": expected at most " + std::to_string(kSessionMaxBytes) +
+                       " bytes, found " + std::to_string(size));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SessionError(where + ": cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_session(buffer.str(), path.string());
+}
+
+void write_session(const std::filesystem::path& path, const Session& session) {
+  write_file_atomically(path, session_to_json(session));
+}
+
+}  // namespace attnscope

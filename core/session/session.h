@@ -1,0 +1,76 @@
+#pragma once
+// A session: what the app shows, saved to a `.attnscope` file and opened again (File → Save
+// session / Open session, `attnscope --session FILE`, or dropped on the window). JSON:
+//
+//   {"format": "attnscope-session/1",
+//    "model": "lesson", "backend": "auto",
+//    "lesson": {"beta": 5, "mask_self": true, "scale": true, "causal": false,
+//               "positional": false, "heads": 1, "mask_unknown": true, "head_design": "roles"},
+//    "texts": [{"text": "…", "label": "river", "selected_token": 4}, {"text": "…"}],
+//    "show_second": true,
+//    "view": {"mode": "explore", "layer": 0, "head": 0, "active_slot": 0,
+//             "lesson_step": 1, "lesson_unscaled": false, "lesson_predict": false},
+//    "display": {"theme": "light", "colormap": "viridis", "fixed_range": false,
+//                "font_scale": 1.0}}
+//
+// layer, head, selected_token and lesson_step are 0-based except lesson_step (1–8, as the lesson
+// numbers its steps). Every key but "format" is optional (a missing one keeps its default);
+// readers ignore keys they do not know. A session is untrusted input: read_session checks every
+// key's type and range and throws SessionError naming the file, the key, what was expected and
+// what was found, before anything is applied.
+#include <array>
+#include <filesystem>
+#include <string>
+
+#include "core/model/lesson/lesson_model.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+inline constexpr const char* kSessionFormat = "attnscope-session/1";
+inline constexpr int kSessionSlots = 2;
+inline constexpr int kLessonSteps = 8;
+// Limits that keep a hostile file from costing memory or time: the file size, each text's size,
+// and the nesting depth of the JSON (a deeply nested document would exhaust the stack).
+inline constexpr std::size_t kSessionMaxBytes = 4u << 20;
+inline constexpr std::size_t kSessionMaxTextBytes = 1u << 20;
+inline constexpr int kSessionMaxDepth = 16;
+
+struct SessionError : Error {
+  using Error::Error;
+};
+
+struct SessionText {
+  std::string text;
+  std::string label;        // a preset's sense ("river"), may be empty
+  int selected_token = -1;  // the clicked (locked) token, -1: none
+};
+
+struct Session {
+  std::string model = "lesson";  // a model spec (shared/DESIGN.md): lesson, a folder, a repo id
+  std::string backend = "auto";  // auto | cpu | cuda
+  LessonOptions lesson;
+  std::array<SessionText, kSessionSlots> texts;
+  bool show_second = true;
+  // View.
+  std::string mode = "explore";  // explore | lesson
+  int layer = 0, head = 0, active_slot = 0;
+  int lesson_step = 1;           // 1..kLessonSteps
+  bool lesson_unscaled = false;  // step 4: the "without ÷√d_k" toggle
+  bool lesson_predict = false;   // "predict first": numbers hidden until revealed
+  // Display.
+  std::string theme = "dark";  // dark | light
+  std::string colormap = "viridis";
+  bool fixed_range = false;
+  float font_scale = 1.0f;
+};
+
+std::string session_to_json(const Session& session);
+// Parses a session document; `file` names it in errors ("session 'x.attnscope': …").
+Session parse_session(const std::string& document, const std::string& file);
+// Reads and parses a file (refusing files over kSessionMaxBytes before reading them).
+Session read_session(const std::filesystem::path& path);
+// Writes atomically (core/util/atomic_file.h); throws Error when it cannot.
+void write_session(const std::filesystem::path& path, const Session& session);
+
+}  // namespace attnscope

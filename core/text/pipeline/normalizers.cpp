@@ -1,0 +1,295 @@
+#include "core/text/pipeline/normalizers.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/text/pipeline/json_fields.h"
+#include "core/text/pipeline/regex.h"
+#include "core/util/error.h"
+
+namespace attnscope::text {
+namespace {
+
+using CharAlignment = NormalizedString::CharAlignment;
+
+bool is_ascii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// Canonical ordering: each run of non-starters stably sorted by combining class.
+void reorder(std::vector<CharAlignment>& chars) {
+  for (std::size_t i = 0; i < chars.size();) {
+    if (unicode::combining_class(chars[i].c) == 0) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < chars.size() && unicode::combining_class(chars[end].c) != 0) ++end;
+    std::stable_sort(chars.begin() + static_cast<std::ptrdiff_t>(i),
+                     chars.begin() + static_cast<std::ptrdiff_t>(end),
+                     [](const CharAlignment& a, const CharAlignment& b) {
+                       return unicode::combining_class(a.c) < unicode::combining_class(b.c);
+                     });
+    i = end;
+  }
+}
+
+std::vector<CharAlignment> decompose(const std::vector<CharAlignment>& chars, bool compatibility) {
+  std::vector<CharAlignment> out;
+  out.reserve(chars.size() + 8);
+  for (const CharAlignment& c : chars) {
+    if (c.c < 0xA0) {
+      out.push_back(c);
+      continue;
+    }
+    for (char32_t d : unicode::decomposition(c.c, compatibility)) out.push_back({d, c.align});
+  }
+  reorder(out);
+  return out;
+}
+
+// Canonical composition (UAX #15 D117); a composite keeps its starter's alignment.
+void compose(std::vector<CharAlignment>& chars) {
+  if (chars.empty()) return;
+  std::vector<CharAlignment> out;
+  out.reserve(chars.size());
+  int starter = -1;
+  int last_class = 0;     // combining class of the last character kept after the starter
+  bool adjacent = false;  // nothing kept since the starter
+  for (const CharAlignment& c : chars) {
+    const int cc = unicode::combining_class(c.c);
+    if (starter >= 0 && (adjacent || (last_class != 0 && last_class < cc))) {
+      const auto at = static_cast<std::size_t>(starter);
+      if (const char32_t composite = unicode::compose_pair(out[at].c, c.c); composite != 0) {
+        out[at].c = composite;
+        continue;
+      }
+    }
+    if (cc == 0) {
+      starter = static_cast<int>(out.size());
+      adjacent = true;
+    } else {
+      adjacent = false;
+    }
+    last_class = cc;
+    out.push_back(c);
+  }
+  chars = std::move(out);
+}
+
+class UnicodeNormalizer final : public Normalizer {
+ public:
+  UnicodeNormalizer(bool compatibility, bool composed)
+      : compatibility_(compatibility), composed_(composed) {}
+  void normalize(NormalizedString& s) const override {
+    // Nothing below U+00A0 decomposes or composes: ASCII-and-Latin-1-control text stays as it is.
+    bool simple = true;
+    for (char c : s.text()) simple = simple && static_cast<unsigned char>(c) < 0xC2;
+    if (simple) return;
+    std::vector<CharAlignment> chars = decompose(s.chars(), compatibility_);
+    if (composed_) compose(chars);
+    s.assign(chars);
+  }
+
+ private:
+  bool compatibility_;
+  bool composed_;
+};
+
+class LowercaseNormalizer final : public Normalizer {
+ public:
+  void normalize(NormalizedString& s) const override { s.lowercase(); }
+};
+
+class StripNormalizer final : public Normalizer {
+ public:
+  StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
+  void normalize(NormalizedString& s) const override { s.strip(left_, right_); }
+
+ private:
+  bool left_, right_;
+};
+
+class PrependNormalizer final : public Normalizer {
+ public:
+  explicit PrependNormalizer(std::string prefix) : prefix_(std::move(prefix)) {}
+  void normalize(NormalizedString& s) const override { s.prepend(prefix_); }
+
+ private:
+  std::string prefix_;
+};
+
+// Replace: a literal string (the common " " -> "▁") or a regular expression.
+class ReplaceNormalizer final : public Normalizer {
+ public:
+  ReplaceNormalizer(std::string literal, std::unique_ptr<Regex> regex, std::string content)
+      : literal_(std::move(literal)), regex_(std::move(regex)), content_(std::move(content)) {}
+  void normalize(NormalizedString& s) const override {
+    if (regex_) {
+      s.replace(regex_->find_matches(s.text()), content_);
+      return;
+    }
+    if (literal_.empty() || s.text().find(literal_) == std::string::npos) return;
+    std::vector<PatternMatch> matches;
+    const std::string& text = s.text();
+    int previous = 0;
+    for (std::size_t at = text.find(literal_); at != std::string::npos;
+         at = text.find(literal_, at + literal_.size())) {
+      if (previous < static_cast<int>(at))
+        matches.push_back({previous, static_cast<int>(at), false});
+      previous = static_cast<int>(at + literal_.size());
+      matches.push_back({static_cast<int>(at), previous, true});
+    }
+    if (previous < static_cast<int>(text.size())) {
+      matches.push_back({previous, static_cast<int>(text.size()), false});
+    }
+    s.replace(matches, content_);
+  }
+
+ private:
+  std::string literal_;
+  std::unique_ptr<Regex> regex_;
+  std::string content_;
+};
+
+class SequenceNormalizer final : public Normalizer {
+ public:
+  explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps)
+      : steps_(std::move(steps)) {}
+  void normalize(NormalizedString& s) const override {
+    for (const auto& step : steps_) step->normalize(s);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Normalizer>> steps_;
+};
+
+// Hugging Face's BERT control: categories Cc, Cf, Co except TAB, LF and CR.
+bool is_bert_control(char32_t cp) {
+  if (cp == '\t' || cp == '\n' || cp == '\r') return false;
+  return unicode::is_control_format_private(cp);
+}
+
+// The CJK blocks of Hugging Face's (Rust) is_chinese_char, with its 0x2B920 bound.
+bool is_chinese_char(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+class BertNormalizer final : public Normalizer {
+ public:
+  explicit BertNormalizer(const BertNormalizerOptions& options) : o_(options) {}
+  void normalize(NormalizedString& s) const override {
+    if (is_ascii(s.text())) {
+      normalize_ascii(s);
+      return;
+    }
+    std::vector<CharAlignment> chars;
+    chars.reserve(s.text().size() + 8);
+    for (const CharAlignment& c : s.chars()) {
+      char32_t value = c.c;
+      if (o_.clean_text) {
+        if (value == 0 || value == unicode::kReplacementCharacter || is_bert_control(value))
+          continue;
+        if (unicode::is_white_space(value)) value = ' ';
+      }
+      if (o_.handle_chinese_chars && is_chinese_char(value)) {
+        chars.push_back({' ', c.align});
+        chars.push_back({value, c.align});
+        chars.push_back({' ', c.align});
+        continue;
+      }
+      chars.push_back({value, c.align});
+    }
+    if (o_.strip_accents) {
+      chars = decompose(chars, false);
+      std::erase_if(chars, [](const CharAlignment& c) { return unicode::is_nonspacing_mark(c.c); });
+    }
+    s.assign(chars);
+    if (o_.lowercase) s.lowercase();
+  }
+
+ private:
+  // ASCII text needs no tables: controls dropped, TAB/LF/CR made spaces, A-Z lowered.
+  void normalize_ascii(NormalizedString& s) const {
+    if (o_.clean_text) {
+      bool changes = false;
+      for (char c : s.text())
+        changes = changes || static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+      if (changes) {
+        std::vector<CharAlignment> chars;
+        for (const CharAlignment& c : s.chars()) {
+          const bool tab_or_newline = c.c == '\t' || c.c == '\n' || c.c == '\r';
+          if ((c.c < 0x20 && !tab_or_newline) || c.c == 0x7F) continue;
+          chars.push_back({tab_or_newline ? U' ' : c.c, c.align});
+        }
+        s.assign(chars);
+      }
+    }
+    if (o_.lowercase) s.lowercase();
+  }
+
+  BertNormalizerOptions o_;
+};
+
+}  // namespace
+
+bool is_bert_punctuation(char32_t cp) {
+  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) ||
+      (cp >= 123 && cp <= 126)) {
+    return true;
+  }
+  return unicode::is_punctuation(cp);
+}
+
+std::unique_ptr<Normalizer> make_bert_normalizer(const BertNormalizerOptions& options) {
+  return std::make_unique<BertNormalizer>(options);
+}
+
+std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& json, const std::string& where) {
+  if (json.is_null()) return nullptr;
+  const std::string type = string_field(json, "type", where);
+  const std::string here = where + " " + type;
+  if (type == "NFC") return std::make_unique<UnicodeNormalizer>(false, true);
+  if (type == "NFD") return std::make_unique<UnicodeNormalizer>(false, false);
+  if (type == "NFKC") return std::make_unique<UnicodeNormalizer>(true, true);
+  if (type == "NFKD") return std::make_unique<UnicodeNormalizer>(true, false);
+  if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
+  if (type == "Strip") {
+    return std::make_unique<StripNormalizer>(bool_field(json, "strip_left", true, here),
+                                             bool_field(json, "strip_right", true, here));
+  }
+  if (type == "Prepend")
+    return std::make_unique<PrependNormalizer>(string_field(json, "prepend", here));
+  if (type == "Replace") {
+    const std::string content = string_field(json, "content", here);
+    const nlohmann::json& pattern = object_field(json, "pattern", here);
+    if (pattern.contains("Regex")) {
+      return std::make_unique<ReplaceNormalizer>(
+          "", std::make_unique<Regex>(string_field(pattern, "Regex", here), here), content);
+    }
+    return std::make_unique<ReplaceNormalizer>(string_field(pattern, "String", here), nullptr,
+                                               content);
+  }
+  if (type == "BertNormalizer") {
+    BertNormalizerOptions o;
+    o.clean_text = bool_field(json, "clean_text", true, here);
+    o.handle_chinese_chars = bool_field(json, "handle_chinese_chars", true, here);
+    o.lowercase = bool_field(json, "lowercase", true, here);
+    o.strip_accents = bool_field(json, "strip_accents", o.lowercase, here);  // null: as lowercase
+    return make_bert_normalizer(o);
+  }
+  if (type == "Sequence") {
+    std::vector<std::unique_ptr<Normalizer>> steps;
+    for (const nlohmann::json& step : array_field(json, "normalizers", here)) {
+      if (auto n = make_normalizer(step, where)) steps.push_back(std::move(n));
+    }
+    return std::make_unique<SequenceNormalizer>(std::move(steps));
+  }
+  throw ModelError(where + ": normalizer type \"" + type + "\" is not supported");
+}
+
+}  // namespace attnscope::text

@@ -1,0 +1,233 @@
+#include "core/text/pipeline/pipeline.h"
+
+#include <cctype>
+#include <unordered_map>
+
+#include "core/text/unicode.h"
+
+namespace attnscope::text {
+namespace {
+
+// Hugging Face's ByteLevel process_offsets: a token's offsets leave out the spaces at its ends
+// ("Ġ" or white space), except one leading space of the first token with add_prefix_space.
+void trim_offsets(Tokens& tokens, bool add_prefix_space) {
+  auto is_space = [](char32_t c) { return c == 0x120 || unicode::is_white_space(c); };
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Token& token = tokens[i];
+    if (token.start < 0) continue;
+    const std::vector<unicode::CodePoint> chars = unicode::decode_utf8(token.text);
+    int leading = 0;
+    while (leading < static_cast<int>(chars.size()) && is_space(chars[leading].value)) ++leading;
+    int trailing = 0;
+    while (trailing < static_cast<int>(chars.size()) &&
+           is_space(chars[chars.size() - 1 - trailing].value)) {
+      ++trailing;
+    }
+    if (leading > 0) {
+      const bool is_first = i == 0 || token.start == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      token.start = std::min(token.start + leading, token.end);
+    }
+    if (trailing > 0 && token.end >= trailing) {
+      token.end = std::max(token.end - trailing, token.start);
+    }
+  }
+}
+
+class PipelineTokenizer final : public Tokenizer {
+ public:
+  explicit PipelineTokenizer(PipelineParts parts) : p_(std::move(parts)) {
+    // Raw-text and normalized-text matchers; a normalized token is searched for as normalized.
+    std::vector<std::string> contents;
+    std::vector<int> raw, normalized;
+    for (std::size_t i = 0; i < p_.added_tokens.size(); ++i) {
+      const AddedTokenSpec& t = p_.added_tokens[i];
+      std::string content = t.content;
+      if (t.normalized && p_.normalizer && !content.empty()) {
+        NormalizedString s(content, 0, static_cast<int>(content.size()));
+        p_.normalizer->normalize(s);
+        content = s.text();
+      }
+      contents.push_back(content);
+      (t.normalized ? normalized : raw).push_back(static_cast<int>(i));
+      added_by_id_.emplace(t.id, static_cast<int>(i));
+      added_by_content_.emplace(t.content, t.id);
+      size_ = std::max(size_, t.id + 1);
+    }
+    raw_.build(p_.added_tokens, contents, raw);
+    normalized_.build(p_.added_tokens, contents, normalized);
+    size_ = std::max(size_, p_.model->size());
+  }
+
+  Tokens encode(std::string_view text, bool add_special_tokens) const override {
+    Tokens tokens;
+    if (text.size() > 0x7FFFFFF0) text = text.substr(0, 0x7FFFFFF0);  // offsets are ints
+    const NormalizedString whole(text, 0, static_cast<int>(text.size()));
+    std::vector<AddedSplit> segments;
+    raw_.split(whole, p_.added_tokens, segments);
+    std::vector<AddedSplit> pieces;
+    std::vector<NormalizedString> words;
+    std::vector<ModelToken> model_tokens;
+    for (AddedSplit& segment : segments) {
+      if (segment.token >= 0) {
+        push_added(segment, tokens);
+        continue;
+      }
+      if (p_.normalizer) p_.normalizer->normalize(segment.text);
+      pieces.clear();
+      normalized_.split(segment.text, p_.added_tokens, pieces);
+      for (AddedSplit& piece : pieces) {
+        if (piece.token >= 0) {
+          push_added(piece, tokens);
+          continue;
+        }
+        if (piece.text.empty()) continue;
+        words.clear();
+        words.push_back(std::move(piece.text));
+        if (p_.pre_tokenizer) p_.pre_tokenizer->pre_tokenize(words);
+        for (const NormalizedString& word : words) {
+          if (word.empty()) continue;
+          model_tokens.clear();
+          p_.model->tokenize(word.text(), model_tokens);
+          for (const ModelToken& m : model_tokens) {
+            const Alignment original = word.original_range(m.start, m.end);
+            Token t;
+            t.id = m.id;
+            const std::string* piece_text = p_.model->id_to_token(m.id);
+            t.text = piece_text ? *piece_text : std::string();
+            t.start = original.start;
+            t.end = original.end;
+            t.unknown = m.id == p_.model->unk_id();
+            tokens.push_back(std::move(t));
+          }
+        }
+      }
+    }
+    post_process(tokens, add_special_tokens);
+    return tokens;
+  }
+
+  std::string decode(int id) const override {
+    if (const auto it = added_by_id_.find(id); it != added_by_id_.end()) {
+      return p_.added_tokens[static_cast<std::size_t>(it->second)].content;
+    }
+    const std::string* piece = p_.model->id_to_token(id);
+    if (!piece) return {};
+    std::string s = *piece;
+    for (const DecoderStep& step : p_.decoder) s = apply(step, s);
+    return s;
+  }
+
+  std::string id_to_token(int id) const override {
+    if (const auto it = added_by_id_.find(id); it != added_by_id_.end()) {
+      return p_.added_tokens[static_cast<std::size_t>(it->second)].content;
+    }
+    const std::string* piece = p_.model->id_to_token(id);
+    return piece ? *piece : std::string();
+  }
+  int token_to_id(std::string_view piece) const override {
+    if (const auto it = added_by_content_.find(piece); it != added_by_content_.end()) {
+      return it->second;
+    }
+    return p_.model->token_to_id(piece);
+  }
+  int vocab_size() const override { return size_; }
+  int bos_id() const override { return p_.bos_id; }
+  int eos_id() const override { return p_.eos_id; }
+  std::string description() const override { return p_.description; }
+
+ private:
+  void push_added(const AddedSplit& split, Tokens& tokens) const {
+    const AddedTokenSpec& spec = p_.added_tokens[static_cast<std::size_t>(split.token)];
+    Token t;
+    t.id = spec.id;
+    t.text = split.text.text();
+    t.start = split.text.original_start();
+    t.end = split.text.original_end();
+    tokens.push_back(std::move(t));
+  }
+
+  void post_process(Tokens& tokens, bool add_special_tokens) const {
+    for (const PostStep& step : p_.post_processor) {
+      if (step.trim_offsets) trim_offsets(tokens, step.add_prefix_space);
+      if (!add_special_tokens || (step.prefix.empty() && step.suffix.empty())) continue;
+      Tokens all;
+      all.reserve(tokens.size() + step.prefix.size() + step.suffix.size());
+      auto special = [&](const std::pair<int, std::string>& s) {
+        Token t;
+        t.id = s.first;
+        t.text = s.second;
+        t.special = true;
+        all.push_back(std::move(t));
+      };
+      for (const auto& s : step.prefix) special(s);
+      for (Token& t : tokens) all.push_back(std::move(t));
+      for (const auto& s : step.suffix) special(s);
+      tokens = std::move(all);
+    }
+  }
+
+  static std::string apply(const DecoderStep& step, const std::string& s) {
+    switch (step.kind) {
+      case DecodeStep::kByteLevel: {
+        static const std::unordered_map<char32_t, char> byte_of = [] {
+          std::unordered_map<char32_t, char> m;
+          const auto& chars = byte_level_chars();
+          for (int b = 0; b < 256; ++b) {
+            m.emplace(unicode::decode_at(chars[b], 0).value, static_cast<char>(b));
+          }
+          return m;
+        }();
+        std::string bytes;
+        for (const unicode::CodePoint& cp : unicode::decode_utf8(s)) {
+          const auto it = byte_of.find(cp.value);
+          if (it != byte_of.end()) {
+            bytes.push_back(it->second);
+          } else {
+            bytes.append(s, static_cast<std::size_t>(cp.start),
+                         static_cast<std::size_t>(cp.length));
+          }
+        }
+        return bytes;
+      }
+      case DecodeStep::kByteFallback:
+        if (s.size() == 6 && s.starts_with("<0x") && s.back() == '>' &&
+            std::isxdigit(static_cast<unsigned char>(s[3])) &&
+            std::isxdigit(static_cast<unsigned char>(s[4]))) {
+          return std::string(1, static_cast<char>(std::stoi(s.substr(3, 2), nullptr, 16)));
+        }
+        return s;
+      case DecodeStep::kReplace: {
+        if (step.from.empty()) return s;
+        std::string out;
+        for (std::size_t pos = 0;;) {
+          const std::size_t at = s.find(step.from, pos);
+          if (at == std::string::npos) {
+            out.append(s, pos);
+            return out;
+          }
+          out.append(s, pos, at - pos);
+          out.append(step.to);
+          pos = at + step.from.size();
+        }
+      }
+      case DecodeStep::kWordPiece:
+        return s.starts_with(step.from) ? s.substr(step.from.size()) : s;
+    }
+    return s;
+  }
+
+  PipelineParts p_;
+  AddedTokenMatcher raw_, normalized_;
+  std::unordered_map<int, int> added_by_id_;
+  PieceToId added_by_content_;
+  int size_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const Tokenizer> make_pipeline_tokenizer(PipelineParts parts) {
+  return std::make_shared<PipelineTokenizer>(std::move(parts));
+}
+
+}  // namespace attnscope::text

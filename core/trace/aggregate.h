@@ -1,0 +1,23 @@
+#pragma once
+// Ways to combine the heads of a layer into one matrix (`render --aggregate NAME`, the views).
+// A new aggregate (attention rollout, …) is one entry in aggregate.cpp's list. Each takes the whole
+// trace and a layer, so one that spans layers (rollout up to `layer`) fits the same signature.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/trace/trace.h"
+
+namespace attnscope {
+
+struct HeadAggregate {
+  std::string name;         // "mean"
+  std::string description;  // "mean of the layer's heads"
+  std::function<Matrix(const AttentionTrace&, int layer)> combine;
+};
+
+const std::vector<HeadAggregate>& head_aggregates();
+// Throws UsageError naming the known aggregates.
+const HeadAggregate& head_aggregate(const std::string& name);
+
+}  // namespace attnscope

@@ -1,0 +1,375 @@
+// The streaming reader of attnscope-trace/1 JSON. nlohmann's SAX parser (iterative, so deep
+// nesting cannot overflow the stack) feeds events to TraceSax: the "attention" value goes straight
+// into one float vector while its four levels are checked for a regular shape; every other
+// top-level key becomes a small JSON value. Memory grows only with what the file really holds.
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace/trace_reader.h"
+
+namespace attnscope {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr size_t kMaxDepth = 64;
+
+class TraceSax final : public nlohmann::json_sax<json> {
+ public:
+  explicit TraceSax(std::string name) : name_(std::move(name)) {}
+
+  std::map<std::string, json> keys;  // every top-level key but "attention"
+  std::vector<float> weights;        // attention, flattened in file order
+  static constexpr size_t kUnknown = static_cast<size_t>(-1);
+  // attention's [layers, heads, queries, keys]; kUnknown for a level no array of which closed yet.
+  std::vector<size_t> shape;
+  bool saw_attention = false;
+
+  bool null() override { return value(json(nullptr), "null"); }
+  bool boolean(bool v) override { return value(json(v), "a boolean"); }
+  bool number_integer(number_integer_t v) override {
+    return attention_number(static_cast<double>(v)) || value(json(v), "");
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    return attention_number(static_cast<double>(v)) || value(json(v), "");
+  }
+  bool number_float(number_float_t v, const string_t&) override {
+    return attention_number(v) || value(json(v), "");
+  }
+  bool string(string_t& v) override { return value(json(std::move(v)), "a string"); }
+  bool binary(binary_t&) override { return fail_here("binary data"); }
+
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) {
+      ++depth_;
+      return true;
+    }
+    if (in_attention_) return fail_here("an object");
+    return open(json::object());
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      if (k == "attention") {
+        if (saw_attention) throw TraceError(name_ + ": key 'attention' appears twice");
+        saw_attention = in_attention_ = true;
+      } else {
+        current_key_ = k;
+        if (keys.count(k)) throw TraceError(name_ + ": key '" + k + "' appears twice");
+      }
+      return true;
+    }
+    pending_key_ = k;
+    return true;
+  }
+  bool end_object() override {
+    if (stack_.empty()) {  // the top-level object
+      depth_ = 0;
+      return true;
+    }
+    return close();
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0) return top_level("an array");
+    if (in_attention_) return attention_open();
+    return open(json::array());
+  }
+  bool end_array() override {
+    if (in_attention_) return attention_close();
+    return close();
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& e) override {
+    std::string what = e.what();
+    if (const size_t colon = what.rfind(": "); colon != std::string::npos)
+      what = what.substr(colon + 2);
+    const std::string where = in_attention_ ? " in key '" + element_path() + "'" : "";
+    throw TraceError(name_ + ": not valid JSON at byte " + std::to_string(position) + where +
+                     " (near '" + last_token.substr(0, 40) + "'): " + what);
+  }
+
+ private:
+  [[noreturn]] bool top_level(const std::string& found) {
+    throw TraceError(name_ + ": expected a JSON object (attnscope-trace/1) at the top, found " +
+                     found);
+  }
+  // The element about to be added at the innermost open level.
+  std::string element_path() const {
+    std::string p = attention_path();
+    if (!counts_.empty()) p.append("[").append(std::to_string(counts_.back())).append("]");
+    return p;
+  }
+  // The innermost open array.
+  std::string attention_path() const {
+    std::string p = "attention";
+    // append, not operator+: GCC 12 gives a false -Wrestrict on "[" + std::to_string(…).
+    for (size_t d = 0; d + 1 < counts_.size(); ++d)
+      p.append("[").append(std::to_string(counts_[d] - 1)).append("]");
+    return p;
+  }
+  [[noreturn]] bool fail_here(const std::string& found) {
+    if (depth_ == 0) top_level(found);
+    const std::string key = in_attention_ ? element_path() : current_key_;
+    throw TraceError(
+        name_ + ": key '" + key + "': expected " +
+        (in_attention_ ? "numbers in 4 nested arrays [layer][head][query][key]" : "a JSON value") +
+        ", found " + found);
+  }
+
+  // A value anywhere but in attention.
+  bool value(json v, const std::string& kind) {
+    if (depth_ == 0) top_level(kind.empty() ? "a number" : kind);
+    if (in_attention_) {
+      if (v.is_null() && counts_.size() == 4) {
+        throw TraceError(name_ + ": key '" + element_path() +
+                         "': expected a number, found null (NaN or infinity)");
+      }
+      return fail_here(kind);
+    }
+    if (stack_.empty()) {
+      keys[current_key_] = std::move(v);
+      return true;
+    }
+    return add(std::move(v)) != nullptr;
+  }
+  json* add(json v) {
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    json& slot = parent[pending_key_];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool open(json container) {
+    if (stack_.size() >= kMaxDepth)
+      throw TraceError(name_ + ": key '" + current_key_ + "': nested deeper than " +
+                       std::to_string(kMaxDepth) + " levels");
+    ++depth_;
+    if (stack_.empty()) {
+      json& slot = keys[current_key_];
+      slot = std::move(container);
+      stack_.push_back(&slot);
+    } else {
+      stack_.push_back(add(std::move(container)));
+    }
+    return true;
+  }
+  bool close() {
+    --depth_;
+    stack_.pop_back();
+    return true;
+  }
+
+  // attention: four nested arrays; each level's length must match the first array of that level.
+  bool attention_open() {
+    if (!counts_.empty()) counts_.back()++;
+    if (counts_.size() == 4) fail_here("a fifth nested array");
+    counts_.push_back(0);
+    return true;
+  }
+  bool attention_number(double v) {
+    if (!in_attention_) return false;
+    if (counts_.size() != 4) {
+      if (counts_.empty()) fail_here("a number");
+      fail_here("a number where an array belongs");
+    }
+    counts_.back()++;
+    weights.push_back(static_cast<float>(v));
+    return true;
+  }
+  bool attention_close() {
+    const size_t level = counts_.size() - 1, found = counts_.back();
+    static const char* what[4] = {"layers", "heads", "rows (one per query token)",
+                                  "numbers (one per key token)"};
+    if (shape.size() < 4) shape.assign(4, kUnknown);  // inner levels close first
+    if (shape[level] == kUnknown) {
+      shape[level] = found;
+    } else if (shape[level] != found) {
+      throw TraceError(name_ + ": key '" + attention_path() + "': expected " +
+                       std::to_string(shape[level]) + " " + what[level] +
+                       " (as the first one has), found " + std::to_string(found));
+    }
+    counts_.pop_back();
+    if (counts_.empty()) in_attention_ = false;
+    return true;
+  }
+
+  std::string name_;
+  size_t depth_ = 0;  // object/array depth outside attention
+  std::string current_key_, pending_key_;
+  std::vector<json*> stack_;
+  bool in_attention_ = false;
+  std::vector<size_t> counts_;  // elements seen so far at each open attention level
+};
+
+[[noreturn]] void bad(const std::string& name, const std::string& key, const std::string& expected,
+                      const json& found) {
+  std::string shown =
+      found.is_null() ? "nothing" : found.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+  throw TraceError(name + ": key '" + key + "': expected " + expected + ", found " + shown);
+}
+
+int get_int(const json& obj, const std::string& key, const std::string& path,
+            const std::string& name, bool required = true, int fallback = 0) {
+  if (!obj.contains(key)) {
+    if (!required) return fallback;
+    bad(name, path + key, "an integer", json());
+  }
+  const json& v = obj[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < -1 || v.get<std::int64_t>() > (1 << 30))
+    bad(name, path + key, "an integer", v);
+  return v.get<int>();
+}
+
+std::string get_string(const json& obj, const std::string& key, const std::string& path,
+                       const std::string& name, bool required = true) {
+  if (!obj.contains(key)) {
+    if (!required) return {};
+    bad(name, path + key, "a string", json());
+  }
+  if (!obj[key].is_string()) bad(name, path + key, "a string", obj[key]);
+  return obj[key].get<std::string>();
+}
+
+}  // namespace
+
+// Shared with the safetensors reader, which keeps the same keys as JSON text in its metadata.
+void read_trace_header(const std::map<std::string, json>& keys, const std::string& name,
+                       AttentionTrace& trace, std::vector<int>* selected_layers) {
+  auto find = [&](const std::string& k) -> const json* {
+    auto it = keys.find(k);
+    return it == keys.end() ? nullptr : &it->second;
+  };
+  const json* format = find("format");
+  if (!format || *format != "attnscope-trace/1")
+    bad(name, "format", "\"attnscope-trace/1\"", format ? *format : json());
+  const json* model = find("model");
+  if (!model || !model->is_object()) bad(name, "model", "an object", model ? *model : json());
+  trace.model.name = get_string(*model, "name", "model.", name, false);
+  trace.model.kind = get_string(*model, "kind", "model.", name, false);
+  trace.model.layers = get_int(*model, "layers", "model.", name);
+  trace.model.heads = get_int(*model, "heads", "model.", name);
+  if (model->contains("options") && (*model)["options"].is_object())
+    trace.model.options = (*model)["options"];
+  if (const json* b = find("backend"); b && b->is_string()) trace.backend = b->get<std::string>();
+  const json* text = find("text");
+  if (text && !text->is_string()) bad(name, "text", "a string", *text);
+  if (text) trace.text = text->get<std::string>();
+  const json* tokens = find("tokens");
+  if (!tokens || !tokens->is_array()) bad(name, "tokens", "an array", tokens ? *tokens : json());
+  trace.tokens.reserve(tokens->size());
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const json& t = (*tokens)[i];
+    const std::string path = "tokens[" + std::to_string(i) + "].";
+    if (!t.is_object()) bad(name, path.substr(0, path.size() - 1), "a token object", t);
+    Token tok;
+    tok.text = get_string(t, "text", path, name);
+    tok.id = get_int(t, "id", path, name, false, -1);
+    tok.start = get_int(t, "start", path, name, false, -1);
+    tok.end = get_int(t, "end", path, name, false, -1);
+    tok.special = t.contains("special") && t["special"] == true;
+    tok.unknown = t.contains("unknown") && t["unknown"] == true;
+    trace.tokens.push_back(std::move(tok));
+  }
+  if (const json* cut = find("truncated_at_byte"); cut) {
+    if (!cut->is_number_integer() || cut->get<std::int64_t>() < 0 ||
+        cut->get<std::uint64_t>() > trace.text.size())
+      bad(name, "truncated_at_byte", "a byte offset inside the text", *cut);
+    trace.truncated_at_byte = cut->get<int>();
+  }
+  if (const json* sel = find("selection"); sel && selected_layers) {
+    for (const char* part : {"layers", "heads"}) {
+      const int declared = std::string(part) == "layers" ? trace.model.layers : trace.model.heads;
+      if (!sel->is_object() || !sel->contains(part) || !(*sel)[part].is_array())
+        bad(name, std::string("selection.") + part, "an array of indices", *sel);
+      for (const json& i : (*sel)[part])
+        if (!i.is_number_integer() || i.get<std::int64_t>() < 0 ||
+            i.get<std::int64_t>() >= declared)
+          bad(name, std::string("selection.") + part,
+              "indices below model." + std::string(part) + " (" + std::to_string(declared) + ")",
+              i);
+    }
+    // What the file holds is the selection: the views see that many layers and heads.
+    trace.model.layers = static_cast<int>((*sel)["layers"].size());
+    trace.model.heads = static_cast<int>((*sel)["heads"].size());
+    for (const json& i : (*sel)["layers"]) selected_layers->push_back(i.get<int>());
+  }
+}
+
+// Moves the flat weights into trace.attention ([layers][heads] of n x n matrices).
+void fill_attention(AttentionTrace& trace, const float* flat, size_t count,
+                    const std::vector<size_t>& shape, const std::string& name) {
+  if (shape.size() != 4)
+    throw TraceError(name +
+                     ": key 'attention': expected 4 nested arrays [layer][head][query][key], "
+                     "found " +
+                     std::to_string(shape.size()) + " levels");
+  const size_t n = trace.tokens.size();
+  if (shape[2] != n || shape[3] != n)
+    throw TraceError(name + ": key 'attention': expected " + std::to_string(n) + "x" +
+                     std::to_string(n) + " matrices (one row and column per token; 'tokens' has " +
+                     std::to_string(n) + "), found " + std::to_string(shape[2]) + "x" +
+                     std::to_string(shape[3]));
+  const size_t block = n * n;
+  if (shape[0] * shape[1] * block != count)
+    throw TraceError(name + ": key 'attention': its arrays are not all the same shape");
+  trace.attention.assign(shape[0], std::vector<Matrix>(shape[1]));
+  for (size_t l = 0; l < shape[0]; ++l)
+    for (size_t h = 0; h < shape[1]; ++h)
+      trace.attention[l][h] =
+          Eigen::Map<const Matrix>(flat + (l * shape[1] + h) * block, static_cast<Eigen::Index>(n),
+                                   static_cast<Eigen::Index>(n));
+}
+
+AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
+  TraceSax sax(name);
+  try {
+    json::sax_parse(in, &sax, nlohmann::detail::input_format_t::json, true);
+  } catch (const TraceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TraceError(name + ": " + e.what());
+  }
+  AttentionTrace trace;
+  std::vector<int> selected;
+  read_trace_header(sax.keys, name, trace, &selected);
+  if (!sax.saw_attention)
+    throw TraceError(name +
+                     ": key 'attention': expected 4 nested arrays, "
+                     "found nothing");
+  // A level no array of which closed lies below an empty one: attention: [] or [[]].
+  for (size_t d : sax.shape)
+    if (d == TraceSax::kUnknown || d == 0)
+      throw TraceError(name +
+                       ": key 'attention': expected at least one layer, head and token, "
+                       "found an empty array");
+  fill_attention(trace, sax.weights.data(), sax.weights.size(), sax.shape, name);
+  validate_trace(trace, name);
+  return trace;
+}
+
+AttentionTrace read_trace_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path.string() + ": cannot open the file");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw TraceError(path.string() + ": is a folder, expected a trace file (.json, .safetensors)");
+  // JSON starts with '{' (after any whitespace); a safetensors file with its 8-byte length.
+  char first = 0;
+  while (in.get(first) && (first == ' ' || first == '\n' || first == '\r' || first == '\t')) {
+  }
+  if (!in) throw TraceError(path.string() + ": the file is empty");
+  if (first == '{' || first == '[' || first == '"') {
+    in.seekg(0);
+    return read_trace_json(in, path.string());
+  }
+  in.close();
+  return read_trace_safetensors(path);
+}
+
+}  // namespace attnscope

@@ -1,0 +1,67 @@
+// NumPy .npy (format version 1.0): attention as float32 [layers, heads, n, n], little-endian
+// ('<f4'), C order; the tokens and model go to a JSON sidecar, attention.npy ->
+// attention.tokens.json, since .npy holds one array and nothing else.
+#include <bit>
+#include <cstdint>
+
+#include "core/trace/trace_writer.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+namespace {
+static_assert(std::endian::native == std::endian::little,
+              "the .npy and safetensors writers write the host's floats as little-endian");
+
+void write_npy(const TraceSlice& slice, ExportTarget& target) {
+  const int n = slice.tokens();
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(slice.layers.size()) + ", " +
+                       std::to_string(slice.heads.size()) + ", " + std::to_string(n) + ", " +
+                       std::to_string(n) + "), }";
+  // Magic (6) + version (2) + header length (2) + header, padded with spaces and ended by '\n' so
+  // that the data starts at a multiple of 64 bytes, as numpy itself writes it.
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  if (header.size() > 65535) throw Error("npy header too long");
+  const std::uint16_t len = static_cast<std::uint16_t>(header.size());
+  const unsigned char preamble[10] = {0x93,
+                                      'N',
+                                      'U',
+                                      'M',
+                                      'P',
+                                      'Y',
+                                      1,
+                                      0,
+                                      static_cast<unsigned char>(len & 0xff),
+                                      static_cast<unsigned char>(len >> 8)};
+  target.out.write(reinterpret_cast<const char*>(preamble), sizeof preamble);
+  target.out << header;
+  for (size_t l = 0; l < slice.layers.size(); ++l)
+    for (size_t h = 0; h < slice.heads.size(); ++h) {
+      const Matrix& w = slice.matrix(static_cast<int>(l), static_cast<int>(h));
+      // Row-major storage is already the [n, n] C-order block.
+      target.out.write(reinterpret_cast<const char*>(w.data()),
+                       static_cast<std::streamsize>(w.size() * sizeof(float)));
+    }
+
+  const AttentionTrace& trace = *slice.trace;
+  target.sidecar(".tokens.json", [&](std::ostream& out) {
+    out << "{\"format\":\"attnscope-trace/1 tokens\",\"model\":" << model_json(trace)
+        << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
+        << ",\"tokens\":" << tokens_json(trace.tokens) << ",\"selection\":" << selection_json(slice)
+        << ",\"shape\":[" << slice.layers.size() << ',' << slice.heads.size() << ',' << n << ','
+        << n << "]}\n";
+  });
+}
+}  // namespace
+
+TraceWriter make_npy_writer() {
+  return {"npy",
+          "NumPy float32 [layers, heads, n, n]; tokens in FILE.tokens.json beside it (FILE "
+          "without .npy)",
+          write_npy, nullptr, true};
+}
+
+}  // namespace attnscope

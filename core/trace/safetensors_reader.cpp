@@ -1,0 +1,62 @@
+// Reading the safetensors trace of `export --format safetensors`: the header is validated by
+// SafetensorsFile (offsets inside the file, dtype x shape = byte length) before any data is
+// touched, so a declared shape can never make us allocate more than the file holds.
+#include <nlohmann/json.hpp>
+
+#include "core/model/hf/safetensors.h"
+#include "core/trace/trace_reader.h"
+
+namespace attnscope {
+
+void read_trace_header(const std::map<std::string, nlohmann::json>& keys, const std::string& name,
+                       AttentionTrace& trace, std::vector<int>* selected_layers);
+void fill_attention(AttentionTrace& trace, const float* flat, size_t count,
+                    const std::vector<size_t>& shape, const std::string& name);
+
+AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  SafetensorsFile file = [&] {
+    try {
+      return SafetensorsFile::open(path);
+    } catch (const Error& e) {
+      throw TraceError(std::string(e.what()) +
+                       " (expected an attnscope-trace/1 JSON or safetensors trace)");
+    }
+  }();
+  // The metadata holds the JSON trace's keys: plain strings as they are, the rest as JSON text.
+  std::map<std::string, nlohmann::json> keys;
+  for (const auto& [key, value] : file.metadata()) {
+    if (key == "format" || key == "backend" || key == "text") {
+      keys[key] = value;
+      continue;
+    }
+    try {
+      keys[key] = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::exception&) {
+      throw TraceError(name + ": key '__metadata__." + key + "': expected JSON text, found '" +
+                       value.substr(0, 40) + "'");
+    }
+  }
+  AttentionTrace trace;
+  std::vector<int> selected;
+  read_trace_header(keys, name, trace, &selected);
+  if (!file.has("attention"))
+    throw TraceError(name + ": key 'attention': expected a tensor, found none");
+  const TensorInfo& info = file.tensors().at("attention");
+  if (info.shape.size() != 4)
+    throw TraceError(name + ": key 'attention': expected shape [layers, heads, n, n], found " +
+                     std::to_string(info.shape.size()) + " dimensions");
+  const Matrix all = [&] {
+    try {
+      return file.matrix("attention");
+    } catch (const Error& e) {
+      throw TraceError(e.what());
+    }
+  }();
+  std::vector<size_t> shape(info.shape.begin(), info.shape.end());
+  fill_attention(trace, all.data(), static_cast<size_t>(all.size()), shape, name);
+  validate_trace(trace, name);
+  return trace;
+}
+
+}  // namespace attnscope

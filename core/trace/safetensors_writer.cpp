@@ -1,0 +1,51 @@
+// safetensors: one F32 tensor "attention" [layers, heads, n, n]; the model, backend, text, tokens
+// and selection as __metadata__ strings (safetensors allows only string values there, so the
+// structured ones hold JSON text, as the JSON trace writes them).
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace/trace_writer.h"
+
+namespace attnscope {
+
+namespace {
+void write_safetensors(const TraceSlice& slice, ExportTarget& target) {
+  const AttentionTrace& trace = *slice.trace;
+  const std::uint64_t n = static_cast<std::uint64_t>(slice.tokens());
+  const std::uint64_t count = slice.layers.size() * slice.heads.size() * n * n;
+  nlohmann::ordered_json header;
+  header["__metadata__"] = {{"format", "attnscope-trace/1"},
+                            {"model", model_json(trace)},
+                            {"backend", trace.backend},
+                            {"text", trace.text},
+                            {"tokens", tokens_json(trace.tokens)},
+                            {"selection", selection_json(slice)}};
+  if (trace.truncated_at_byte >= 0)
+    header["__metadata__"]["truncated_at_byte"] = std::to_string(trace.truncated_at_byte);
+  header["attention"] = {{"dtype", "F32"},
+                         {"shape", {slice.layers.size(), slice.heads.size(), n, n}},
+                         {"data_offsets", {0, count * sizeof(float)}}};
+  std::string text = header.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+  const std::uint64_t len = text.size();
+  unsigned char prefix[8];
+  for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(len >> (8 * i));
+  target.out.write(reinterpret_cast<const char*>(prefix), 8);
+  target.out << text;
+  for (size_t l = 0; l < slice.layers.size(); ++l)
+    for (size_t h = 0; h < slice.heads.size(); ++h) {
+      const Matrix& w = slice.matrix(static_cast<int>(l), static_cast<int>(h));
+      target.out.write(reinterpret_cast<const char*>(w.data()),
+                       static_cast<std::streamsize>(w.size() * sizeof(float)));
+    }
+}
+}  // namespace
+
+TraceWriter make_safetensors_writer() {
+  return {"safetensors",
+          "F32 tensor \"attention\" [layers, heads, n, n], tokens and model as __metadata__",
+          write_safetensors, nullptr, false};
+}
+
+}  // namespace attnscope

@@ -1,0 +1,35 @@
+#pragma once
+// A part of a trace chosen for export: some layers and heads (`export --layers 0,2-3 --heads 1`).
+// Writers read the attention through a slice, so a selection never copies the matrices.
+#include <string>
+#include <vector>
+
+#include "core/trace/trace.h"
+
+namespace attnscope {
+
+struct TraceSlice {
+  const AttentionTrace* trace = nullptr;
+  std::vector<int> layers;  // indices into trace->attention, in output order
+  std::vector<int> heads;   // indices into trace->attention[layer]
+  // True when the selection is not the whole trace (the JSON then records it under "selection").
+  bool partial() const;
+  int tokens() const { return static_cast<int>(trace->tokens.size()); }
+  const Matrix& matrix(int layer_pos, int head_pos) const {
+    return trace->attention[layers[layer_pos]][heads[head_pos]];
+  }
+};
+
+// Every layer and head of `trace`.
+TraceSlice whole_trace(const AttentionTrace& trace);
+
+// Parses a selection such as "0,2-3" (0-based, ranges inclusive, in the order given, duplicates
+// dropped) against `count` items; an empty spec selects all. Throws UsageError naming `what`
+// ("--layers") and the offending part.
+std::vector<int> parse_index_list(const std::string& spec, int count, const std::string& what);
+
+// The slice of `trace` chosen by two such specs.
+TraceSlice select_trace(const AttentionTrace& trace, const std::string& layers,
+                        const std::string& heads);
+
+}  // namespace attnscope

@@ -1,0 +1,244 @@
+// Sessions (core/session/session.h): what is saved opens as the same state, writes are atomic, and
+// a hostile or broken file is refused with the file, the key, what was expected and what was
+// found.
+#include "core/session/session.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/atomic_file.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir() {
+  std::string pattern = (fs::temp_directory_path() / "attnscope-session-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Session everything_changed() {
+  Session s;
+  s.model = "/models/gpt2 with spaces";
+  s.backend = "cpu";
+  s.lesson.beta = 7.5f;
+  s.lesson.mask_self = false;
+  s.lesson.scale = false;
+  s.lesson.causal = true;
+  s.lesson.positional = true;
+  s.lesson.heads = 4;
+  s.lesson.mask_unknown = false;
+  s.lesson.head_design = HeadDesign::kRandom;
+  s.texts[0] = {"the mouse ran \xE2\x80\x94 caf\xC3\xA9 \"quoted\"\n", "animal", 2};
+  s.texts[1] = {"click the mouse", "", -1};
+  s.show_second = false;
+  s.mode = "lesson";
+  s.layer = 3;
+  s.head = 2;
+  s.active_slot = 1;
+  s.lesson_step = 6;
+  s.lesson_unscaled = true;
+  s.lesson_predict = true;
+  s.theme = "light";
+  s.colormap = "magma";
+  s.fixed_range = true;
+  s.font_scale = 1.5f;
+  return s;
+}
+
+void expect_same(const Session& a, const Session& b) {
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.lesson.beta, b.lesson.beta);
+  EXPECT_EQ(a.lesson.mask_self, b.lesson.mask_self);
+  EXPECT_EQ(a.lesson.scale, b.lesson.scale);
+  EXPECT_EQ(a.lesson.causal, b.lesson.causal);
+  EXPECT_EQ(a.lesson.positional, b.lesson.positional);
+  EXPECT_EQ(a.lesson.heads, b.lesson.heads);
+  EXPECT_EQ(a.lesson.mask_unknown, b.lesson.mask_unknown);
+  EXPECT_EQ(a.lesson.head_design, b.lesson.head_design);
+  for (int i = 0; i < kSessionSlots; ++i) {
+    EXPECT_EQ(a.texts[i].text, b.texts[i].text);
+    EXPECT_EQ(a.texts[i].label, b.texts[i].label);
+    EXPECT_EQ(a.texts[i].selected_token, b.texts[i].selected_token);
+  }
+  EXPECT_EQ(a.show_second, b.show_second);
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.layer, b.layer);
+  EXPECT_EQ(a.head, b.head);
+  EXPECT_EQ(a.active_slot, b.active_slot);
+  EXPECT_EQ(a.lesson_step, b.lesson_step);
+  EXPECT_EQ(a.lesson_unscaled, b.lesson_unscaled);
+  EXPECT_EQ(a.lesson_predict, b.lesson_predict);
+  EXPECT_EQ(a.theme, b.theme);
+  EXPECT_EQ(a.colormap, b.colormap);
+  EXPECT_EQ(a.fixed_range, b.fixed_range);
+  EXPECT_EQ(a.font_scale, b.font_scale);
+}
+
+TEST(Session, RoundTripsThroughAFile) {
+  const fs::path dir = temp_dir(), file = dir / "class.attnscope";
+  const Session saved = everything_changed();
+  write_session(file, saved);
+  expect_same(read_session(file), saved);
+  // Defaults round-trip too, and the document says what it is.
+  write_session(file, Session{});
+  expect_same(read_session(file), Session{});
+  EXPECT_EQ(nlohmann::json::parse(slurp(file))["format"], "attnscope-session/1");
+  fs::remove_all(dir);
+}
+
+TEST(Session, MissingKeysKeepTheirDefaults) {
+  Session s = parse_session(R"({"format": "attnscope-session/1", "model": "gpt2",
+                                "view": {"head": 5}, "future_key": [1, 2]})",
+                            "x");
+  EXPECT_EQ(s.model, "gpt2");
+  EXPECT_EQ(s.head, 5);
+  EXPECT_EQ(s.layer, 0);
+  EXPECT_EQ(s.lesson.beta, LessonOptions{}.beta);
+  EXPECT_EQ(s.texts[0].text, "");
+}
+
+// The error names the file and the key, what was expected and what was found.
+void expect_refused(const std::string& doc, const std::string& key, const std::string& found) {
+  try {
+    parse_session(doc, "bad.attnscope");
+    ADD_FAILURE() << "accepted: " << doc.substr(0, 200);
+  } catch (const SessionError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("session 'bad.attnscope'"), std::string::npos) << m;
+    EXPECT_NE(m.find(key), std::string::npos) << m;
+    EXPECT_NE(m.find("expected"), std::string::npos) << m;
+    EXPECT_NE(m.find(found), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  }
+}
+
+std::string with(const std::string& body) {
+  return R"({"format": "attnscope-session/1", )" + body + "}";
+}
+
+TEST(Session, HostileDocumentsAreRefusedWithTheKey) {
+  expect_refused("{}", "\"format\"", "no such key");
+  expect_refused(R"({"format": "attnscope-trace/1"})", "\"format\"", "attnscope-trace/1");
+  expect_refused(R"({"format": 1})", "\"format\"", "an integer 1");
+  expect_refused("[1, 2]", "expected a JSON object", "an array");
+  expect_refused("{\"format\": ", "not JSON", "parse");
+  expect_refused(with(R"("model": 42)"), "\"model\"", "an integer 42");
+  expect_refused(with(R"("model": "")"), "\"model\"", "\"\"");
+  expect_refused(with(R"("backend": "tpu")"), "\"backend\"", "\"tpu\"");
+  expect_refused(with(R"("lesson": {"beta": -1})"), "\"lesson.beta\"", "-1");
+  expect_refused(with(R"("lesson": {"beta": 1e308})"), "\"lesson.beta\"", "a number");
+  expect_refused(with(R"("lesson": {"beta": "sharp"})"), "\"lesson.beta\"", "a string");
+  expect_refused(with(R"("lesson": {"heads": 3})"), "\"lesson.heads\"", "3");
+  expect_refused(with(R"("lesson": {"heads": 100000000000})"), "\"lesson.heads\"", "100000000000");
+  expect_refused(with(R"("lesson": {"causal": "yes"})"), "\"lesson.causal\"", "\"yes\"");
+  expect_refused(with(R"("lesson": {"head_design": "smart"})"), "\"lesson.head_design\"",
+                 "\"smart\"");
+  expect_refused(with(R"("lesson": [])"), "\"lesson\"", "an array");
+  expect_refused(with(R"("texts": "hello")"), "\"texts\"", "a string");
+  expect_refused(with(R"("texts": [{}, {}, {}])"), "\"texts\"", "an array of 3");
+  expect_refused(with(R"("texts": [7])"), "\"texts[0]\"", "an integer 7");
+  expect_refused(with(R"("texts": [{"text": null}])"), "\"texts[0].text\"", "null");
+  expect_refused(with(R"("texts": [{"text": "a\u0000b"}])"), "\"texts[0].text\"", "NUL");
+  expect_refused(with(R"("texts": [{"selected_token": -5}])"), "\"texts[0].selected_token\"", "-5");
+  expect_refused(with(R"("view": {"layer": -1})"), "\"view.layer\"", "-1");
+  expect_refused(with(R"("view": {"head": 1.5})"), "\"view.head\"", "a number 1.5");
+  expect_refused(with(R"("view": {"mode": "slideshow"})"), "\"view.mode\"", "\"slideshow\"");
+  expect_refused(with(R"("view": {"lesson_step": 9})"), "\"view.lesson_step\"", "9");
+  expect_refused(with(R"("view": {"active_slot": 2})"), "\"view.active_slot\"", "2");
+  expect_refused(with(R"("display": {"theme": "neon"})"), "\"display.theme\"", "\"neon\"");
+  expect_refused(with(R"("display": {"font_scale": 100})"), "\"display.font_scale\"", "100");
+}
+
+TEST(Session, HugeAndDeepDocumentsAreRefusedBeforeParsing) {
+  // A text beyond the limit.
+  std::string big(kSessionMaxTextBytes + 1, 'a');
+  expect_refused(with(R"("texts": [{"text": ")" + big + "\"}]"), "\"texts[0].text\"",
+                 std::to_string(big.size()) + " bytes");
+  // A document beyond the file limit.
+  expect_refused(std::string(kSessionMaxBytes + 1, ' '), "bytes", "found");
+  // 100,000 nested arrays would recurse through the parser and the destructor.
+  std::string deep = with(R"("x": )" + std::string(100000, '[') + std::string(100000, ']'));
+  expect_refused(deep, "nested", "deeper");
+  // Brackets inside strings do not count as nesting.
+  EXPECT_NO_THROW(
+      parse_session(with(R"("texts": [{"text": "[[[[[[[[[[[[[[[[[[[[[[[[[[["}])"), "x"));
+}
+
+TEST(Session, FilesThatAreNotSessions) {
+  const fs::path dir = temp_dir();
+  EXPECT_THROW(read_session(dir / "missing.attnscope"), SessionError);
+  EXPECT_THROW(read_session(dir), SessionError);  // a folder
+  std::ofstream(dir / "binary.attnscope") << std::string("\x89PNG\r\n\x1a\n\0\0", 10);
+  EXPECT_THROW(read_session(dir / "binary.attnscope"), SessionError);
+  std::ofstream(dir / "latin1.attnscope") << with("\"model\": \"caf\xE9\"");
+  EXPECT_THROW(read_session(dir / "latin1.attnscope"), SessionError);  // invalid UTF-8
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, ReplacesWholeFilesAndLeavesNoTemporaries) {
+  const fs::path dir = temp_dir(), file = dir / "sub" / "settings.json";
+  write_file_atomically(file, "first");
+  EXPECT_EQ(slurp(file), "first");
+  write_file_atomically(file, "second, longer");
+  EXPECT_EQ(slurp(file), "second, longer");
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(file.parent_path())) ++entries, (void)e;
+  EXPECT_EQ(entries, 1) << "a temporary file was left behind";
+  // Permissions are an ordinary document's, not mkstemp's 0600.
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, WhatCannotBeWrittenIsRefusedByName) {
+  const fs::path dir = temp_dir();
+  EXPECT_THROW(write_file_atomically(dir, "x"), Error);  // a folder in the way
+  std::ofstream(dir / "plain") << "x";
+  try {
+    write_file_atomically(dir / "plain" / "below.json", "x");  // a file where a folder should be
+    ADD_FAILURE() << "wrote below a plain file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("below.json"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, AFailedWriteKeepsTheOldFile) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores folder permissions";
+  const fs::path dir = temp_dir(), file = dir / "session.attnscope";
+  write_file_atomically(file, "old");
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);  // no new files here
+  try {
+    write_file_atomically(file, "new");
+    ADD_FAILURE() << "the write succeeded in a read-only folder";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+  }
+  fs::permissions(dir, fs::perms::owner_all);
+  EXPECT_EQ(slurp(file), "old");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnscope
