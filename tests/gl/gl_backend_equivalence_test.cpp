@@ -32,10 +32,10 @@ std::shared_ptr<Backend> opengl_with_small_blocks(long long bytes) {
   return backend;
 }
 
-void expect_every_op_matches(Backend& gl) {
+void expect_every_op_matches(Backend& gl, const std::vector<test::OpCase>& cases, int at_least) {
   auto cpu = make_cpu_backend(CpuPrecision::kFloat);
   int checked = 0;
-  for (const test::OpCase& c : test::backend_op_cases()) {
+  for (const test::OpCase& c : cases) {
     SCOPED_TRACE(gl.description() + ": " + c.name);
     Matrix got, cpu_got;
     try {
@@ -56,22 +56,23 @@ void expect_every_op_matches(Backend& gl) {
     EXPECT_LE(vs_cpu, 1.0) << "against the CPU: worst ratio " << vs_cpu;
     ++checked;
   }
-  EXPECT_GT(checked, 60);
+  EXPECT_GT(checked, at_least);
 }
 
 TEST(OpenGlEquivalence, EveryOpMatchesDoublePrecisionAndTheCpu) {
   auto gl = opengl_or_fail();
   ASSERT_TRUE(gl);
   EXPECT_EQ(gl->name(), "opengl");
-  expect_every_op_matches(*gl);
+  expect_every_op_matches(*gl, test::backend_op_cases(), 60);
 }
 
 TEST(OpenGlEquivalence, EveryOpMatchesWhenTensorsExceedOneStorageBlock) {
   // 4 KiB blocks: every case above 1,000 values runs in row or column pieces (attention falls
-  // back to its head-by-head form, whose ops split).
+  // back to its head-by-head form, whose ops split). Today's ops only: the modern-LLM cases at
+  // this size take minutes of dispatches on llvmpipe.
   auto gl = opengl_with_small_blocks(4096);
   ASSERT_TRUE(gl);
-  expect_every_op_matches(*gl);
+  expect_every_op_matches(*gl, test::gpt2_bert_op_cases(), 20);
 }
 
 TEST(OpenGlEquivalence, AttentionForwardMatchesTheCpu) {
