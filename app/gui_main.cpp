@@ -20,6 +20,7 @@
 #include <stb/stb_image_write.h>
 
 #include "app/app.h"
+#include "app/cli/command.h"
 #include "app/lesson/lesson_steps.h"
 #include "app/lesson/lesson_view.h"
 #include "app/render/gl.h"
@@ -138,8 +139,15 @@ void write_png(const std::string& path, int width, int height) {
   glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque, whatever blending left
   stbi_flip_vertically_on_write(1);
-  if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4))
-    throw Error("cannot write the screenshot '" + path + "'");
+  // Encoded in memory, then written with checked writes: stbi_write_png ignores fwrite's errors,
+  // so a full disk would give a truncated PNG and exit 0.
+  std::string png;
+  auto append = [](void* out, void* data, int size) {
+    static_cast<std::string*>(out)->append(static_cast<const char*>(data), size);
+  };
+  if (!stbi_write_png_to_func(append, &png, width, height, 4, pixels.data(), width * 4))
+    throw Error("cannot encode the screenshot '" + path + "'");
+  write_output(path, "screenshot", [&](std::ostream& out) { out.write(png.data(), png.size()); });
 }
 
 nlohmann::json traces_json(const App& app) {
@@ -162,6 +170,44 @@ nlohmann::json traces_json(const App& app) {
     out.push_back(t);
   }
   return out;
+}
+
+// How large a capture may be: the largest framebuffer side this OpenGL allocates, and a pixel
+// budget of attnscope's own. A capture is RGBA8, read back and PNG-encoded in memory; the budget
+// is the default headless window at 4x (6400x4000, ~100 MB), and a 16384² capture took ~4 GB
+// and half a minute.
+struct FramebufferLimit {
+  int side;
+  long long pixels = 6400LL * 4000;
+  std::string why;
+
+  bool fits(long long w, long long h) const { return w <= side && h <= side && w * h <= pixels; }
+};
+FramebufferLimit framebuffer_limit() {
+  GLint texture = 0, renderbuffer = 0, viewport[2] = {0, 0};
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &texture);
+  glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &renderbuffer);
+  glGetIntegerv(GL_MAX_VIEWPORT_DIMS, viewport);
+  FramebufferLimit limit;
+  limit.side = 16384;
+  for (GLint v : {texture, renderbuffer, viewport[0], viewport[1]})
+    if (v > 0) limit.side = std::min(limit.side, static_cast<int>(v));
+  limit.why = "at most " + std::to_string(limit.side) + " pixels a side (GL_MAX_TEXTURE_SIZE " +
+              std::to_string(texture) + ", GL_MAX_RENDERBUFFER_SIZE " +
+              std::to_string(renderbuffer) + ") and " + std::to_string(limit.pixels) +
+              " pixels in all";
+  return limit;
+}
+
+// The largest window (same aspect, at most w x h) whose capture at `scale` fits `limit`.
+std::pair<int, int> clamp_window(int w, int h, int scale, const FramebufferLimit& limit) {
+  w = std::min(w, limit.side / scale), h = std::min(h, limit.side / scale);
+  const double area = static_cast<double>(w) * scale * h * scale;
+  if (area > static_cast<double>(limit.pixels)) {
+    const double shrink = std::sqrt(static_cast<double>(limit.pixels) / area);
+    w = static_cast<int>(w * shrink), h = static_cast<int>(h * shrink);
+  }
+  return {w, h};
 }
 
 struct GlfwSession {
@@ -206,6 +252,16 @@ int run_gui(const GuiOptions& options) {
   glfwMakeContextCurrent(window);
   glfwSwapInterval(headless ? 0 : 1);
   if (!gladLoadGL(glfwGetProcAddress)) throw Error("cannot load OpenGL 3.3 functions");
+  const FramebufferLimit limit = framebuffer_limit();
+  if (const int scale = headless ? options.scale : 1;
+      !limit.fits(static_cast<long long>(width) * scale, static_cast<long long>(height) * scale)) {
+    const auto [w, h] = clamp_window(width, height, scale, limit);
+    std::fprintf(stderr,
+                 "attnscope: a %dx%d window at scale %d needs %dx%d pixels; %s; using %dx%d\n",
+                 width, height, scale, width * scale, height * scale, limit.why.c_str(), w, h);
+    width = w, height = h;
+    glfwSetWindowSize(window, width, height);
+  }
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -407,6 +463,16 @@ int run_gui(const GuiOptions& options) {
     if (pressed(GLFW_KEY_S, true) || main_window.wants_screenshot) {
       if (!headless && !pending_capture_scale) {
         pending_capture_scale = prefs.screenshot_scale;  // rendered next frame, fonts at that scale
+        int ww = 0, wh = 0;
+        glfwGetWindowSize(window, &ww, &wh);
+        while (pending_capture_scale > 1 &&
+               !limit.fits(static_cast<long long>(ww) * pending_capture_scale,
+                           static_cast<long long>(wh) * pending_capture_scale))
+          pending_capture_scale /= 2;
+        if (pending_capture_scale != prefs.screenshot_scale)
+          app.state.message =
+              "screenshot at " + std::to_string(pending_capture_scale) + "x: " + limit.why,
+          app.state.message_is_error = true;
         std::filesystem::path folder = settings.screenshot_folder.empty()
                                            ? default_screenshot_folder()
                                            : std::filesystem::path(settings.screenshot_folder);
@@ -443,7 +509,12 @@ int run_gui(const GuiOptions& options) {
         fb_w = ww * scale, fb_h = wh * scale;
       }
       std::string why;
-      if (!capture.ensure(fb_w, fb_h, GL_NEAREST, why)) throw Error(why);
+      if (!capture.ensure(fb_w, fb_h, GL_NEAREST, why)) {
+        if (headless) throw Error(why);
+        app.state.message = "screenshot failed: " + why, app.state.message_is_error = true;
+        pending_capture_scale = 0;
+        continue;
+      }
       glBindFramebuffer(GL_FRAMEBUFFER, capture.id());
     } else {
       glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -483,8 +554,10 @@ int run_gui(const GuiOptions& options) {
           write_png(path, fb_w, fb_h);
           if (headless && !options.export_view.empty())
             export_current_view(app, prefs, 0, "heatmap", options.export_view);
-          app.state.message = "saved " + path;
-          app.state.message_is_error = false;
+          if (!headless) {  // a headless run keeps its last notice for the layout file
+            app.state.message = "saved " + path;
+            app.state.message_is_error = false;
+          }
         } catch (const std::exception& e) {
           if (headless) throw;
           app.state.message = e.what();

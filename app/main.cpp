@@ -2,7 +2,13 @@
 // subcommand in its own file under app/cli/ (registered in app/cli/commands.cpp); the work happens
 // in core/ and in run_gui(). Exit codes: 0 ok, 2 usage error, 1 runtime error with a one-line
 // message on stderr.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -10,6 +16,41 @@
 #include "app/cli/gui_options.h"
 #include "app/gui_main.h"
 #include "core/util/error.h"
+
+namespace {
+
+// "--text=" (an empty value in the = form) becomes "--text" "": CLI11 would otherwise take the
+// next argument as the value, or report a usage error, while "--text ''" works.
+std::vector<std::string> split_empty_assignments(int argc, char** argv) {
+  std::vector<std::string> args;
+  bool options_ended = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") options_ended = true;
+    if (!options_ended && arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=' &&
+        arg.find('=') == arg.size() - 1) {
+      args.push_back(arg.substr(0, arg.size() - 1));
+      args.emplace_back();
+    } else {
+      args.push_back(std::move(arg));
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11's vector form takes the arguments reversed
+  return args;
+}
+
+// Everything a command printed must have reached its destination: a full disk or a closed stdout
+// is a failure (exit 1), never a silent exit 0.
+int check_stdout(int rc) {
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout;
+  if (!failed) return rc;
+  std::fprintf(stderr, "attnscope: writing to standard output failed (%s)\n",
+               errno ? std::strerror(errno) : "output error");
+  return rc == 0 ? 1 : rc;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace attnscope;
@@ -43,7 +84,8 @@ int main(int argc, char** argv) {
   for (auto& command : commands) subcommands.push_back(command->add_to(app));
 
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = split_empty_assignments(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
@@ -51,8 +93,8 @@ int main(int argc, char** argv) {
 
   try {
     for (std::size_t i = 0; i < commands.size(); ++i)
-      if (*subcommands[i]) return commands[i]->run();
-    return run_gui(gui);
+      if (*subcommands[i]) return check_stdout(commands[i]->run());
+    return check_stdout(run_gui(gui));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "attnscope: %s\n", e.what());
     return 2;

@@ -61,7 +61,7 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   st.colormap = static_cast<int>(map - maps.begin());
   st.fixed_range = s.fixed_range;
   st.show_second = s.show_second;
-  for (int i = 0; i < kSessionSlots; ++i) {
+  for (int i = 0; i < kSessionSlots && s.has_texts; ++i) {
     SlotState& slot = st.slots[i];
     slot.text = s.texts[i].text;
     slot.label = s.texts[i].label;

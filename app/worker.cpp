@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <exception>
 
+#include "core/trace/trace_check.h"
+
 namespace attnscope {
 
 namespace {
@@ -66,6 +68,7 @@ void Worker::loop() {
       if (static const int delay = test_delay_ms(); delay > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(delay));
       auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
+      check_attention_rows(*trace);  // a broken model's NaN rows never reach a view
       if (trace->compute_ms <= 0.0)
         trace->compute_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

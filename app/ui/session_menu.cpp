@@ -103,8 +103,17 @@ void open_dropped_path(App& app, UiPrefs& prefs, SessionMenu& sessions, const st
     sessions.Open(app, prefs, path);
     return;
   }
-  app.state.message =
-      "cannot open '" + path + "': expected a session (.attnscope) or a model folder";
+  if (ext == ".json" || ext == ".safetensors") {
+    // A stored trace (attnscope-trace/1): read off the UI thread; a bad one is reported and the
+    // current model stays.
+    app.open_trace(path);
+    app.state.message = "opening the trace " + path;
+    app.state.message_is_error = false;
+    return;
+  }
+  app.state.message = "cannot open '" + path +
+                      "': expected a session (.attnscope), a trace (.json, .safetensors) or a "
+                      "model folder";
   app.state.message_is_error = true;
 }
 

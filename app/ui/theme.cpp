@@ -7,6 +7,18 @@ ThemeColors g_colors;
 bool g_light = false;
 }  // namespace
 
+ThemeColors theme_palette(bool light) {
+  if (light)
+    return {IM_COL32(0, 0, 0, 255),      IM_COL32(70, 70, 70, 255), IM_COL32(0, 70, 190, 255),
+            IM_COL32(200, 60, 0, 255),   IM_COL32(0, 70, 190, 255), IM_COL32(0, 0, 0, 40),
+            IM_COL32(190, 0, 0, 255),    IM_COL32(150, 90, 0, 255), IM_COL32(120, 120, 120, 255),
+            IM_COL32(235, 235, 235, 255)};
+  return {IM_COL32(235, 235, 240, 255), IM_COL32(160, 160, 170, 255), IM_COL32(110, 170, 255, 255),
+          IM_COL32(255, 150, 60, 255),  IM_COL32(120, 190, 255, 255), IM_COL32(255, 255, 255, 34),
+          IM_COL32(255, 100, 100, 255), IM_COL32(255, 200, 90, 255),  IM_COL32(90, 90, 100, 255),
+          IM_COL32(40, 40, 48, 255)};
+}
+
 void apply_theme(bool light, float ui_scale) {
   g_light = light;
   ImGuiStyle style;
@@ -26,11 +38,6 @@ void apply_theme(bool light, float ui_scale) {
     style.FrameBorderSize = 1.0f;
     style.WindowBorderSize = 1.0f;
     style.ChildBorderSize = 1.0f;
-    g_colors = {IM_COL32(0, 0, 0, 255),       IM_COL32(70, 70, 70, 255),
-                IM_COL32(0, 70, 190, 255),    IM_COL32(200, 60, 0, 255),
-                IM_COL32(0, 70, 190, 255),    IM_COL32(0, 0, 0, 40),
-                IM_COL32(190, 0, 0, 255),     IM_COL32(150, 90, 0, 255),
-                IM_COL32(120, 120, 120, 255), IM_COL32(235, 235, 235, 255)};
   } else {
     ImGui::StyleColorsDark(&style);
     ImVec4* c = style.Colors;
@@ -38,12 +45,8 @@ void apply_theme(bool light, float ui_scale) {
     c[ImGuiCol_ChildBg] = ImVec4(0.11f, 0.11f, 0.13f, 1);
     c[ImGuiCol_MenuBarBg] = ImVec4(0.14f, 0.14f, 0.17f, 1);
     c[ImGuiCol_Border] = ImVec4(0.30f, 0.30f, 0.36f, 1);
-    g_colors = {IM_COL32(235, 235, 240, 255), IM_COL32(160, 160, 170, 255),
-                IM_COL32(110, 170, 255, 255), IM_COL32(255, 150, 60, 255),
-                IM_COL32(120, 190, 255, 255), IM_COL32(255, 255, 255, 34),
-                IM_COL32(255, 100, 100, 255), IM_COL32(255, 200, 90, 255),
-                IM_COL32(90, 90, 100, 255),   IM_COL32(40, 40, 48, 255)};
   }
+  g_colors = theme_palette(light);
   style.WindowRounding = 0.0f;
   style.ChildRounding = 3.0f;
   style.FrameRounding = 3.0f;

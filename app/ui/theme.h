@@ -10,6 +10,8 @@ struct ThemeColors {
         warning = 0, panel_line = 0, token_bg = 0;
 };
 
+// The theme's colours, without touching ImGui (the figure exporters use them too).
+ThemeColors theme_palette(bool light);
 // Rebuilds ImGui's style for the theme and the UI scale (sizes, paddings, roundings).
 void apply_theme(bool light, float ui_scale);
 const ThemeColors& theme_colors();

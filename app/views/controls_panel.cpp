@@ -1,4 +1,5 @@
 #include "app/views/controls_panel.h"
+#include "app/views/draw_util.h"
 
 #include <algorithm>
 #include <iterator>
@@ -60,9 +61,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     if (p.label != "lesson" && ImGui::SmallButton("Cancel")) app.cancel_download();
   }
   if (!st.model_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, colors.error);
-    ImGui::TextWrapped("%s", st.model_error.c_str());
-    ImGui::PopStyleColor();
+    text_wrapped_message(st.model_error, colors.error);
   }
 
   section("Backend");
@@ -84,8 +83,21 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("head ").x);
   if (ImGui::SliderInt("head", &head, 1, heads)) st.head = std::clamp(head, 1, heads) - 1;
   help("\xE2\x86\x91 / \xE2\x86\x93 keys");
+  // The lesson model's heads say what they are made of (core/model/lesson, HeadDesign).
+  if (st.model && st.model->info().kind == "lesson") {
+    const nlohmann::json options = st.model->info().options;
+    const auto roles = options.value("head_roles", nlohmann::json::array());
+    const auto recipes = options.value("head_recipes", nlohmann::json::array());
+    if (st.head < static_cast<int>(roles.size()) && st.head < static_cast<int>(recipes.size())) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colors.text_dim));
+      ImGui::TextWrapped("head %d follows %s: %s", st.head + 1,
+                         roles[st.head].get<std::string>().c_str(),
+                         recipes[st.head].get<std::string>().c_str());
+      ImGui::PopStyleColor();
+    }
+  }
 
-  if (!st.model || st.model->info().kind == "lesson") {
+  if (!st.model || st.model->info().capabilities.meaning_shift) {
     section("Lesson model");
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("heads ").x);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/ui/colormap.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 
@@ -119,6 +120,19 @@ WeightRange weight_range(const Matrix& weights, bool fixed) {
 
 float snap(float v, float pixel_scale) {
   return std::floor(v * pixel_scale) / pixel_scale;
+}
+
+std::string message_excerpt(const std::string& text, std::size_t max_bytes) {
+  std::string out = quote_excerpt(text, max_bytes);
+  for (char& c : out)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return out;
+}
+
+void text_wrapped_message(const std::string& text, ImU32 color, std::size_t max_bytes) {
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::TextWrapped("%s", quote_excerpt(text, max_bytes).c_str());
+  ImGui::PopStyleColor();
 }
 
 }  // namespace attnscope

@@ -17,6 +17,13 @@ std::string token_label(const Token& token, int max_chars = 14);
 // `bottom_left`: the glyphs occupy x in [bottom_left.x, +font size], y in [−width, bottom_left.y].
 void add_text_vertical(ImDrawList* draw_list, ImVec2 bottom_left, ImU32 color, const char* text);
 
+// An error or status message, wrapped at the window's edge and cut to `max_bytes` ("…" when cut).
+// Messages quote paths and files: uncut, one ImGui text call for 16k characters needs more than
+// the 65,536 vertices Debian's prebuilt Dear ImGui (16-bit ImDrawIdx) can index, and it aborts.
+void text_wrapped_message(const std::string& text, ImU32 color, std::size_t max_bytes = 600);
+// The same cut for a one-line message (status bar).
+std::string message_excerpt(const std::string& text, std::size_t max_bytes = 300);
+
 // The colormap color of weight w mapped over [vmin, vmax].
 ImU32 colormap_color(int colormap, float w, float vmin, float vmax, float alpha = 1.0f);
 // Black or white, whichever reads better on top of colormap_color(...).

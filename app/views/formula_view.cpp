@@ -180,6 +180,14 @@ void FormulaView::Draw(ViewContext& ctx) {
                      "  d\xE2\x82\x96 = %d, \xE2\x88\x9A"
                      "d\xE2\x82\x96 = %.2f   (sentence %d, layer %d, head %d)",
                      d_k, std::sqrt(static_cast<float>(d_k)), ctx.slot + 1, layer + 1, head + 1);
+  // Decoders: Q and K are the rotated (RoPE) vectors actually multiplied; the scale may not be
+  // 1/√d_k (Gemma's query_pre_attn_scalar); a KV head may serve several query heads.
+  const bool real_scale = s.scale > 0 && std::abs(s.scale * std::sqrt(float(d_k)) - 1.0f) > 1e-6f;
+  if (s.kv_head >= 0)
+    ImGui::TextColored(dim,
+                       "Q, K after rotary embedding; K and V of KV head %d (shared); scale %.4f%s",
+                       s.kv_head + 1, s.scale > 0 ? s.scale : 1.0f / std::sqrt(float(d_k)),
+                       s.softcap > 0 ? ", then softcap" : "");
 
   struct Step {
     const char* title;
@@ -187,7 +195,10 @@ void FormulaView::Draw(ViewContext& ctx) {
     const char* op;  // shown before this matrix
   };
   char qk_title[32];
-  std::snprintf(qk_title, sizeof qk_title, "Q\xC2\xB7K\xE1\xB5\x80 / \xE2\x88\x9A%d", d_k);
+  if (real_scale)
+    std::snprintf(qk_title, sizeof qk_title, "Q\xC2\xB7K\xE1\xB5\x80 \xC3\x97 %.3g", s.scale);
+  else
+    std::snprintf(qk_title, sizeof qk_title, "Q\xC2\xB7K\xE1\xB5\x80 / \xE2\x88\x9A%d", d_k);
   const Step steps[] = {{"Q", &s.q, ""},
                         {"K", &s.k, ""},
                         {"Q\xC2\xB7K\xE1\xB5\x80", &s.scores, "\xE2\x86\x92"},

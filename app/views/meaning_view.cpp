@@ -47,8 +47,8 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
 
 void MeaningView::Draw(ViewContext& ctx) {
   const auto dim = ImGui::ColorConvertU32ToFloat4(theme_colors().text_dim);
-  if (ctx.trace && ctx.trace->model.kind != "lesson" && !ctx.trace->predictions.empty()) {
-    // A language model (GPT-2): what it predicts next, the other half of the story.
+  if (ctx.trace && ctx.trace->model.capabilities.predictions && !ctx.trace->predictions.empty()) {
+    // A language model (GPT-2, Llama, …): what it predicts next, the other half of the story.
     std::vector<Neighbor> next;
     for (const Prediction& p : ctx.trace->predictions)
       next.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
@@ -56,7 +56,7 @@ void MeaningView::Draw(ViewContext& ctx) {
                   ImGui::GetContentRegionAvail().x);
     return;
   }
-  if (!ctx.trace || ctx.trace->model.kind != "lesson") {
+  if (!ctx.trace || !ctx.trace->model.capabilities.meaning_shift) {
     ImGui::PushStyleColor(ImGuiCol_Text, dim);
     ImGui::TextWrapped("The meaning shift is shown for the lesson model.");
     ImGui::PopStyleColor();

@@ -1,4 +1,5 @@
 #include "app/views/status_bar.h"
+#include "app/views/draw_util.h"
 
 #include <imgui.h>
 
@@ -49,7 +50,7 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
     ImGui::SameLine(0, 24);
     ImGui::TextColored(
         ImGui::ColorConvertU32ToFloat4(st.message_is_error ? colors.error : colors.accent), "%s",
-        st.message.c_str());
+        message_excerpt(st.message).c_str());
   }
   ImGui::End();
   ImGui::PopStyleVar();

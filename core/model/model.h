@@ -6,7 +6,9 @@
 #include <string>
 
 #include "core/backend/backend.h"
+#include "core/model/generation.h"
 #include "core/trace/trace.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 
@@ -19,6 +21,15 @@ class Model {
   // Tokenize and compute the attention of every layer and head. Never throws for odd text (empty,
   // invalid UTF-8, very long: truncated to the model's limit and recorded in the trace).
   virtual AttentionTrace run(const std::string& text, Backend& backend) const = 0;
+  // Continues `text` (info().capabilities.generation says whether this model can). `backend` must
+  // outlive the generator. Throws UsageError for models that cannot generate.
+  virtual std::unique_ptr<Generator> start_generation(const std::string& text, Backend& backend,
+                                                      const GenerationOptions& options) const {
+    (void)text;
+    (void)backend;
+    (void)options;
+    throw UsageError("model kind '" + info().kind + "' cannot generate text (decoders can)");
+  }
 };
 
 // Progress of a long operation (loading, downloading): fraction in [0, 1] and what is happening.

@@ -7,7 +7,11 @@
 namespace attnscope {
 
 std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressFn& progress) {
-  if (spec.empty() || spec == "lesson") return make_lesson_model();
+  // An empty spec is a mistake (an unset shell variable in `--model "$M"`), not a request for the
+  // default: opening the lesson model silently would hide it.
+  if (spec.empty())
+    throw UsageError("empty model spec: give lesson, a model folder or a repo id such as gpt2");
+  if (spec == "lesson") return make_lesson_model();
   return open_hf_model(spec, progress);
 }
 

@@ -13,8 +13,8 @@ namespace attnscope {
 std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressFn& progress = {});
 
 struct ModelListing {
-  std::string spec;   // what to pass to open_model
-  std::string kind;   // "lesson" | "gpt2" | "bert" | "unsupported"
+  std::string spec;  // what to pass to open_model
+  std::string kind;  // "lesson", a model_type attnscope opens ("gpt2", "llama", …), "unsupported"
   std::string where;  // "built-in" or a folder
   std::string note;   // e.g. "only pytorch_model.bin: convert to safetensors"
 };

@@ -220,7 +220,9 @@ Session parse_session(const std::string& document, const std::string& file) {
   lesson.get_choice("head_design", design, {"roles", "random"});
   l.head_design = parse_head_design(design);
 
-  if (const json* texts = top.find("texts")) {
+  const json* texts = top.find("texts");
+  s.has_texts = texts != nullptr;
+  if (texts) {
     if (!texts->is_array() || texts->size() > kSessionSlots)
       top.fail("texts", "an array of at most 2 objects", describe(*texts));
     for (std::size_t i = 0; i < texts->size(); ++i) {

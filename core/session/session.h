@@ -51,6 +51,7 @@ struct Session {
   std::string backend = "auto";  // auto | cpu | cuda
   LessonOptions lesson;
   std::array<SessionText, kSessionSlots> texts;
+  bool has_texts = true;  // false when the file has no "texts": the app keeps its sentences
   bool show_second = true;
   // View.
   std::string mode = "explore";  // explore | lesson

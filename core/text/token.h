@@ -14,6 +14,7 @@ struct Token {
   int end = -1;
   bool special = false;
   bool unknown = false;
+  bool generated = false;  // written by a decoder (attnscope generate), not typed
 };
 
 using Tokens = std::vector<Token>;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/util/error.h"
+#include "core/util/json_file.h"
 
 namespace attnscope {
 
@@ -21,20 +22,13 @@ struct StringHash {
 using PieceToId = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
 // `what` names the file for the message ("vocabulary", "merges file").
+// Regular files only, bounded by their size (core/util/file_read.h).
 inline std::string read_text_file(const std::filesystem::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError("cannot open the " + std::string(what) + " " + path.string());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return read_regular_file(path, what);
 }
 
 inline nlohmann::json read_json_file(const std::filesystem::path& path, const char* what) {
-  try {
-    return nlohmann::json::parse(read_text_file(path, what));
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(path.string() + " is not valid JSON: " + e.what());
-  }
+  return load_json_file(path, what);
 }
 
 // Reads a {"piece": id, …} JSON object (GPT-2's vocab.json) with a SAX parser: about twice as fast

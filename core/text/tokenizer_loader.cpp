@@ -200,6 +200,7 @@ PipelineParts gpt2_parts(const std::filesystem::path& vocab_json,
     parts.added_tokens.push_back({"<|endoftext|>", it->second, false, false, true, false, true});
     parts.bos_id = parts.eos_id = it->second;
   }
+  checked_vocab_size(vocab, vocab_json.string(), 0);
   parts.model = make_bpe_model(std::move(vocab), merges, BpeOptions{}, merges_txt.string(), 0);
   const bool prefix_space = bool_field(config, "add_prefix_space", false, "tokenizer_config.json");
   parts.pre_tokenizer = make_byte_level_pre_tokenizer(prefix_space, true);
@@ -259,6 +260,20 @@ void bos_eos_from_post_processor(PipelineParts& parts) {
   }
 }
 
+// Added token ids bound the vocabulary size others allocate by (embedding rows, logits): one far
+// beyond the model's vocabulary is an error, not a 2^31-entry table.
+void check_added_ids(const PipelineParts& parts, const std::string& where) {
+  const long long limit =
+      2LL * parts.model->size() + static_cast<long long>(parts.added_tokens.size()) + 1024;
+  for (std::size_t i = 0; i < parts.added_tokens.size(); ++i) {
+    if (parts.added_tokens[i].id >= limit) {
+      throw ModelError(where + " added_tokens[" + std::to_string(i) + "]: id " +
+                       std::to_string(parts.added_tokens[i].id) + " is far beyond the " +
+                       std::to_string(parts.model->size()) + " ids of the model's vocabulary");
+    }
+  }
+}
+
 }  // namespace
 
 bool has_tokenizer_files(const std::filesystem::path& folder) {
@@ -312,6 +327,7 @@ std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& fol
     apply_config(config, where, parts, Lookup(parts));
   }
   bos_eos_from_post_processor(parts);
+  check_added_ids(parts, files.tokenizer_json ? files.tokenizer_json->string() : folder.string());
   return make_pipeline_tokenizer(std::move(parts));
 }
 

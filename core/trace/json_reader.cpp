@@ -22,7 +22,10 @@ class TraceSax final : public nlohmann::json_sax<json> {
   explicit TraceSax(std::string name) : name_(std::move(name)) {}
 
   std::map<std::string, json> keys;  // every top-level key but "attention"
-  std::vector<float> weights;        // attention, flattened in file order
+  // attention: each [query][key] matrix, in file order, as soon as it closed; `row_buffer` holds
+  // the numbers of the one being read, so memory stays near the size of the attention itself.
+  std::vector<Matrix> matrices;
+  std::vector<float> row_buffer;
   static constexpr size_t kUnknown = static_cast<size_t>(-1);
   // attention's [layers, heads, queries, keys]; kUnknown for a level no array of which closed yet.
   std::vector<size_t> shape;
@@ -178,7 +181,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
       fail_here("a number where an array belongs");
     }
     counts_.back()++;
-    weights.push_back(static_cast<float>(v));
+    row_buffer.push_back(static_cast<float>(v));
     return true;
   }
   bool attention_close() {
@@ -194,6 +197,12 @@ class TraceSax final : public nlohmann::json_sax<json> {
                        " (as the first one has), found " + std::to_string(found));
     }
     counts_.pop_back();
+    if (level == 2) {  // a matrix closed: its rows all had shape[3] numbers
+      const auto rows = static_cast<Eigen::Index>(found),
+                 cols = static_cast<Eigen::Index>(found == 0 ? 0 : shape[3]);
+      matrices.emplace_back(Eigen::Map<const Matrix>(row_buffer.data(), rows, cols));
+      row_buffer.clear();
+    }
     if (counts_.empty()) in_attention_ = false;
     return true;
   }
@@ -348,7 +357,14 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
       throw TraceError(name +
                        ": key 'attention': expected at least one layer, head and token, "
                        "found an empty array");
-  fill_attention(trace, sax.weights.data(), sax.weights.size(), sax.shape, name);
+  const size_t n = trace.tokens.size();
+  if (sax.shape[2] != n || sax.shape[3] != n)
+    fill_attention(trace, nullptr, 0, sax.shape, name);  // throws the shape error
+  if (sax.matrices.size() != sax.shape[0] * sax.shape[1])
+    throw TraceError(name + ": key 'attention': its arrays are not all the same shape");
+  trace.attention.assign(sax.shape[0], std::vector<Matrix>(sax.shape[1]));
+  for (size_t k = 0; k < sax.matrices.size(); ++k)
+    trace.attention[k / sax.shape[1]][k % sax.shape[1]] = std::move(sax.matrices[k]);
   validate_trace(trace, name);
   return trace;
 }

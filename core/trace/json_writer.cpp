@@ -16,7 +16,28 @@ nlohmann::ordered_json token_json(const Token& t) {
   nlohmann::ordered_json j = {
       {"id", t.id}, {"text", t.text}, {"start", t.start}, {"end", t.end}, {"special", t.special}};
   if (t.unknown) j["unknown"] = true;
+  if (t.generated) j["generated"] = true;
   return j;
+}
+
+nlohmann::ordered_json predictions_json(const std::vector<Prediction>& predictions) {
+  nlohmann::ordered_json preds = nlohmann::ordered_json::array();
+  for (const Prediction& p : predictions)
+    preds.push_back({{"id", p.id}, {"text", p.text}, {"probability", p.probability}});
+  return preds;
+}
+
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// The tokens; a generated one carries the top next tokens it was chosen from ("predictions").
+std::string tokens_with_predictions_json(const AttentionTrace& trace) {
+  nlohmann::ordered_json arr = tokens_to_json(trace.tokens, true);
+  for (std::size_t i = 0; i < trace.token_predictions.size() && i < arr.size(); ++i)
+    if (!trace.token_predictions[i].empty())
+      arr[i]["predictions"] = predictions_json(trace.token_predictions[i]);
+  return dump(arr);
 }
 
 // Buffers a row's numbers before handing them to the stream: one write per row, not per number.
@@ -57,7 +78,7 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   const AttentionTrace& trace = *slice.trace;
   out << "{\"format\":\"attnscope-trace/1\",\"model\":" << model_json(trace)
       << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
-      << ",\"tokens\":" << tokens_json(trace.tokens);
+      << ",\"tokens\":" << tokens_with_predictions_json(trace);
   if (slice.partial()) out << ",\"selection\":" << selection_json(slice);
   out << ",\"attention\":[";
   std::string buf;
@@ -71,13 +92,8 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   }
   out.put(']');
   if (trace.truncated_at_byte >= 0) out << ",\"truncated_at_byte\":" << trace.truncated_at_byte;
-  if (!trace.predictions.empty()) {
-    nlohmann::ordered_json preds = nlohmann::ordered_json::array();
-    for (const Prediction& p : trace.predictions)
-      preds.push_back({{"id", p.id}, {"text", p.text}, {"probability", p.probability}});
-    out << ",\"predictions\":"
-        << preds.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  }
+  if (!trace.predictions.empty())
+    out << ",\"predictions\":" << dump(predictions_json(trace.predictions));
   out << "}\n";
 }
 

@@ -1,6 +1,9 @@
 // Reading the safetensors trace of `export --format safetensors`: the header is validated by
 // SafetensorsFile (offsets inside the file, dtype x shape = byte length) before any data is
 // touched, so a declared shape can never make us allocate more than the file holds.
+#include <cstdint>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "core/model/hf/safetensors.h"
@@ -46,15 +49,35 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   if (info.shape.size() != 4)
     throw TraceError(name + ": key 'attention': expected shape [layers, heads, n, n], found " +
                      std::to_string(info.shape.size()) + " dimensions");
-  const Matrix all = [&] {
-    try {
-      return file.matrix("attention");
-    } catch (const Error& e) {
-      throw TraceError(e.what());
-    }
-  }();
   std::vector<size_t> shape(info.shape.begin(), info.shape.end());
-  fill_attention(trace, all.data(), static_cast<size_t>(all.size()), shape, name);
+  const size_t n = trace.tokens.size();
+  if (info.dtype == "F32" && shape[2] == n && shape[3] == n) {
+    // F32 (what attnscope writes): each matrix read straight from the file into its Matrix, so
+    // memory stays at the size of the attention (the offsets were checked by SafetensorsFile).
+    std::ifstream in(path, std::ios::binary);
+    unsigned char prefix[8] = {};
+    in.read(reinterpret_cast<char*>(prefix), 8);
+    std::uint64_t header_len = 0;
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | prefix[i];
+    in.seekg(static_cast<std::streamoff>(8 + header_len + info.begin));
+    trace.attention.assign(shape[0], std::vector<Matrix>(shape[1]));
+    for (auto& layer : trace.attention)
+      for (Matrix& w : layer) {
+        w.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+        in.read(reinterpret_cast<char*>(w.data()),
+                static_cast<std::streamsize>(w.size() * sizeof(float)));
+      }
+    if (!in) throw TraceError(name + ": key 'attention': the file ends inside the tensor");
+  } else {
+    const Matrix all = [&] {
+      try {
+        return file.matrix("attention");
+      } catch (const Error& e) {
+        throw TraceError(e.what());
+      }
+    }();
+    fill_attention(trace, all.data(), static_cast<size_t>(all.size()), shape, name);
+  }
   validate_trace(trace, name);
   return trace;
 }

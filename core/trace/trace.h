@@ -12,17 +12,33 @@
 
 namespace attnscope {
 
+// What a model offers, so views ask this instead of branching on the model's kind.
+struct ModelCapabilities {
+  bool formula_steps = false;  // AttentionTrace::steps for short inputs (the formula view)
+  bool predictions = false;    // top next tokens (decoders)
+  bool meaning_shift = false;  // a comparison of two sentences' meanings (the lesson model)
+  bool generation = false;     // Model::start_generation continues the text
+};
+
 struct ModelInfo {
   std::string name;  // "lesson", "gpt2", a folder name …
-  std::string kind;  // "lesson" | "gpt2" | "bert"
+  std::string kind;  // "lesson", or config.json's model_type: "gpt2", "bert", "llama", "qwen3" …
   int layers = 1;
   int heads = 1;
+  int kv_heads = 0;  // grouped-query attention: heads sharing keys/values; 0 = one per head
+  ModelCapabilities capabilities;
   nlohmann::json options = nlohmann::json::object();  // lesson model: beta, mask_self, …
 };
 
 // Per-head intermediates of the formula view: Q, K, V, Q·Kᵀ, scaled scores, weights, output.
+// q and k are the vectors the scores multiply (after q/k norms and rotary embedding); scaled =
+// softcap(scale · scores) with masked entries -inf. With grouped-query attention k and v are those
+// of KV head `kv_head`, shared by several query heads.
 struct HeadSteps {
   Matrix q, k, v, scores, scaled, weights, output;
+  int kv_head = -1;    // -1: the head's own keys and values
+  float scale = 0.0f;  // the factor of Q·Kᵀ actually used (1/√d_k, or query_pre_attn_scalar^-½)
+  float softcap = 0.0f;  // Gemma 2's attention logit softcap; 0 = none
 };
 
 inline constexpr int kStepsMaxTokens = 12;
@@ -46,6 +62,9 @@ struct AttentionTrace {
   std::vector<HeadSteps> steps;
   // Optional: top next-token predictions (GPT-2) for the last position.
   std::vector<Prediction> predictions;
+  // Generation: token_predictions[i] is the top-10 distribution token i was chosen from (empty for
+  // the prompt's tokens); tokens a decoder wrote have Token::generated.
+  std::vector<std::vector<Prediction>> token_predictions;
   // Input was cut to the model's limit: the byte offset where the first dropped token starts, so
   // text[0, truncated_at_byte) is what the model saw (-1 = not truncated). Same for every model.
   int truncated_at_byte = -1;

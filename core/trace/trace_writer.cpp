@@ -34,6 +34,7 @@ std::string model_json(const AttentionTrace& trace) {
                                   {"kind", trace.model.kind},
                                   {"layers", trace.layers()},
                                   {"heads", trace.heads()}};
+  if (trace.model.kv_heads > 0) model["kv_heads"] = trace.model.kv_heads;
   if (!trace.model.options.empty()) model["options"] = trace.model.options;
   return dump(model);
 }

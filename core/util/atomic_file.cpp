@@ -25,7 +25,11 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   fs::create_directories(folder, ec);
   if (fs::is_directory(path, ec)) throw Error("cannot write '" + path.string() + "': a folder");
   // mkstemp in the target's folder: same file system, so the rename below cannot copy.
-  std::string pattern = (folder / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + std::string + "…".
+  std::string temp_name = ".";
+  temp_name += path.filename().string();
+  temp_name += ".tmp-XXXXXX";
+  std::string pattern = (folder / temp_name).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());

@@ -210,6 +210,33 @@ TEST_F(Figure, BadRequestsAreOneLineUsageErrors) {
   EXPECT_NE(err().find("/no/such/folder/x.pdf"), std::string::npos) << err();
 }
 
+// export --format from the command line: the files it writes, and its usage errors.
+TEST_F(Figure, ExportFormatsFromTheCommandLine) {
+  const std::string t = "--text " + shell_quote(kText);
+  const std::string npy = dir + "/att.npy";
+  ASSERT_EQ(run_app("export --format npy --layers 0 " + t + " -o " + shell_quote(npy)), 0);
+  EXPECT_EQ(slurp(npy).substr(1, 5), "NUMPY");
+  const nlohmann::json side = read_json(dir + "/att.tokens.json");
+  EXPECT_EQ(side["shape"], nlohmann::json({1, 1, 8, 8}));
+  EXPECT_EQ(side["text"], kText);
+  const std::string csv = dir + "/att.csv";
+  ASSERT_EQ(run_app("export --format csv --layers 0 --heads 0 " + t + " -o " + shell_quote(csv)),
+            0);
+  EXPECT_EQ(slurp(csv).rfind("\"query \\ key\",\"she\",\"sat\"", 0), 0u) << slurp(csv);
+  // Usage errors: npy to stdout, a bad selection, csv of several heads.
+  EXPECT_EQ(run_app("export --format npy " + t + " -o -", dir + "/e1"), 2);
+  EXPECT_NE(slurp(dir + "/e1").find("-o FILE"), std::string::npos) << slurp(dir + "/e1");
+  EXPECT_EQ(run_app("export --layers 3 " + t, dir + "/e2"), 2);
+  EXPECT_NE(slurp(dir + "/e2").find("--layers: 3 is out of range"), std::string::npos);
+  EXPECT_EQ(
+      run_app("export --format csv --model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                  " " + t + " -o " + shell_quote(dir + "/x.csv"),
+              dir + "/e3"),
+      2);
+  EXPECT_NE(slurp(dir + "/e3").find("one layer and one head"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/x.csv"));
+}
+
 TEST_F(Figure, StoredTracesRenderAndTheFormulaSaysWhatItNeeds) {
   const std::string trace = dir + "/t.safetensors";
   ASSERT_EQ(run_app("export --format safetensors --text " + shell_quote(kText) + " -o " +
@@ -322,6 +349,38 @@ TEST_F(View, ThePythonWrittenTraceOpens) {
   ASSERT_NE(hm, nullptr);
   EXPECT_EQ((*hm)["rows"], 7);
   EXPECT_GT(test::read_png(shot).width, 0);
+}
+
+// Dropping a trace on the window opens it; dropping a hostile one says why and keeps the model.
+TEST_F(View, DroppedTracesOpenAndABadOneKeepsTheModel) {
+  const std::string good = dir + "/t.safetensors";
+  const std::string text = "The bank of the river flooded the town";
+  ASSERT_EQ(run_app("export --format safetensors --model " +
+                    shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") + " --text " +
+                    shell_quote(text) + " -o " + shell_quote(good)),
+            0);
+  ASSERT_EQ(run_app("--drop " + shell_quote(good) + " --screenshot " + shell_quote(dir + "/a.png") +
+                        " --layout " + shell_quote(dir + "/a.json"),
+                    dir + "/a.err"),
+            0)
+      << slurp(dir + "/a.err");
+  const nlohmann::json a = read_json(dir + "/a.json");
+  EXPECT_EQ(a["model"], "gpt2-tiny-f32");
+  EXPECT_EQ(a["traces"][0]["trace_text"], text);
+
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << R"({"format":"attnscope-trace/1","model":{"layers":1,"heads":1},)"
+                     << R"("tokens":[{"text":"a"}],"attention":[[[[1,0],[0,1]]]]})";
+  EXPECT_EQ(run_app("--drop " + shell_quote(bad) + " --screenshot " + shell_quote(dir + "/b.png") +
+                        " --layout " + shell_quote(dir + "/b.json"),
+                    dir + "/b.err"),
+            1);
+  const nlohmann::json b = read_json(dir + "/b.json");
+  EXPECT_EQ(b["model"], "lesson");  // what it had
+  const std::string why = b["model_error"];
+  EXPECT_NE(why.find("bad.json"), std::string::npos) << why;
+  EXPECT_NE(why.find("'tokens' has 1"), std::string::npos) << why;
+  EXPECT_FALSE(b["traces"][0]["tokens"].empty());  // the lesson model's trace is still shown
 }
 
 TEST_F(View, AHostileTraceExitsOneNamingTheKey) {

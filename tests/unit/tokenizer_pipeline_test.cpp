@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
 
 #include "core/text/tokenizer.h"
 #include "core/util/error.h"
@@ -38,6 +40,11 @@ struct Case {
   std::string reference;  // hf_tokenizers_reference.js KIND
   std::vector<std::string> specials;
 };
+
+// Names the case in test listings (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
@@ -141,8 +148,30 @@ TEST_P(Pipeline, MatchesHuggingFaceOnTrickyStrings) {
   EXPECT_EQ(mismatches(inputs, 10), 0);
 }
 
+bool in_unicode8_blocks(char32_t cp);
+
+// ATTNSCOPE_TOKENIZER_STRESS=N (seed) runs 10x as many strings with another seed, for local runs.
 TEST_P(Pipeline, MatchesHuggingFaceOnRandomStrings) {
-  const auto inputs = testing::random_texts(alphabet_with(GetParam().specials), 400, 30, 20261130);
+  const char* stress = std::getenv("ATTNSCOPE_TOKENIZER_STRESS");
+  const int count = stress ? 4000 : 400;
+  const unsigned seed = stress ? static_cast<unsigned>(std::atoi(stress)) : 20261130u;
+  auto inputs = testing::random_texts(alphabet_with(GetParam().specials), count, 30, seed);
+  if (stress) {  // …and strings of random code points, half of them ASCII
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<std::uint32_t> any(0x20, 0x2FFFF), ascii(0x20, 0x7E), len(1, 12);
+    for (int i = 0; i < count; ++i) {
+      std::string text;
+      for (std::uint32_t k = len(rng); k > 0; --k) {
+        char32_t cp = (rng() & 1) ? ascii(rng) : any(rng);
+        if ((cp >= 0xD800 && cp <= 0xDFFF) ||
+            (GetParam().name == "bert" && !in_unicode8_blocks(cp))) {
+          cp = U'x';
+        }
+        text += unicode::to_utf8(cp);
+      }
+      inputs.push_back(text);
+    }
+  }
   EXPECT_EQ(mismatches(inputs, 5), 0);
 }
 
@@ -175,15 +204,29 @@ TEST_P(Pipeline, MatchesHuggingFaceAcrossUnicode) {
 }
 
 TEST_P(Pipeline, NeverThrowsOnInvalidUtf8AndOffsetsStayInside) {
-  const std::string text = "ab\xff\xfe c\xc3 \xe2\x82 d\x80 \xf0\x9f\xa4";
-  for (bool special : {false, true}) {
-    Tokens tokens;
-    ASSERT_NO_THROW(tokens = tokenizer_->encode(text, special));
-    for (const Token& t : tokens) {
-      if (t.special) continue;
-      EXPECT_LE(0, t.start);
-      EXPECT_LE(t.start, t.end);
-      EXPECT_LE(t.end, static_cast<int>(text.size()));
+  std::vector<std::string> texts = {"ab\xff\xfe c\xc3 \xe2\x82 d\x80 \xf0\x9f\xa4", ""};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255), length(0, 48);
+  for (int i = 0; i < 300; ++i) {  // random bytes, biased towards spaces, '<' and lead bytes
+    std::string t;
+    for (int k = length(rng); k > 0; --k) {
+      const int b = byte(rng);
+      t += static_cast<char>(b < 32 ? " <\xe2\xf0\xc3\x80"[b % 6] : b);
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    for (bool special : {false, true}) {
+      Tokens tokens;
+      ASSERT_NO_THROW(tokens = tokenizer_->encode(text, special));
+      for (const Token& t : tokens) {
+        if (t.special) continue;
+        ASSERT_LE(0, t.start);
+        ASSERT_LE(t.start, t.end);
+        ASSERT_LE(t.end, static_cast<int>(text.size()));
+        ASSERT_GE(t.id, 0);
+        ASSERT_LT(t.id, tokenizer_->vocab_size());
+      }
     }
   }
 }

@@ -9,9 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/text/tokenizer.h"
 #include "core/text/unicode.h"
-#include "core/text/wordpiece_tokenizer.h"
 #include "core/util/error.h"
+#include "tests/tools/folder_tokenizer.h"
 #include "tests/tools/tokenizer_check.h"
 
 namespace attnscope {
@@ -24,6 +25,37 @@ const fs::path kVocabTxt = fs::path(ATTNSCOPE_TEST_DATA) / "npm" / "bert-tokeniz
 using testing::offsets_of;
 using testing::pieces_of;
 using testing::random_texts;
+
+// What tokenizer_config.json says about casing (do_lower_case, strip_accents).
+struct WordPieceOptions {
+  bool lowercase = true;
+  bool strip_accents = true;
+};
+
+// BERT through load_tokenizer (the one loading path), with the calls this test was written
+// against: encode without and with [CLS]/[SEP].
+class WordPieceTokenizer {
+ public:
+  static WordPieceTokenizer from_vocab_txt(const fs::path& vocab_txt,
+                                           const WordPieceOptions& options) {
+    const std::string config =
+        std::string("{\"do_lower_case\": ") + (options.lowercase ? "true" : "false") +
+        ", \"strip_accents\": " + (options.strip_accents ? "true" : "false") + "}";
+    return WordPieceTokenizer(testing::load_from_files({{vocab_txt, "vocab.txt"}}, config));
+  }
+  static WordPieceTokenizer from_tokenizer_json(const fs::path& path) {
+    return WordPieceTokenizer(testing::load_from_files({{path, "tokenizer.json"}}));
+  }
+  Tokens encode(std::string_view text) const { return t_->encode(text, false); }
+  Tokens encode_with_specials(std::string_view text) const { return t_->encode(text, true); }
+  int token_to_id(const std::string& piece) const { return t_->token_to_id(piece); }
+  std::string id_to_token(int id) const { return t_->id_to_token(id); }
+  int vocab_size() const { return t_->vocab_size(); }
+
+ private:
+  explicit WordPieceTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
+  std::shared_ptr<const Tokenizer> t_;
+};
 
 class BertWordPiece : public ::testing::Test {
  protected:
@@ -363,8 +395,7 @@ TEST_F(BertWordPiece, TokenizerJsonReadsVocabAndNormalizerFlags) {
   const fs::path lower_path = write_tokenizer_json(true);
   const WordPieceTokenizer lower = WordPieceTokenizer::from_tokenizer_json(lower_path);
   fs::remove(lower_path);
-  EXPECT_TRUE(lower.options().lowercase);
-  EXPECT_TRUE(lower.options().strip_accents);  // null follows lowercase
+  EXPECT_EQ(lower.encode("Héllo")[0].id, tok().token_to_id("hello"));  // null follows lowercase
   EXPECT_EQ(token_ids(lower.encode_with_specials(text)),
             token_ids(tok().encode_with_specials(text)));
   EXPECT_EQ(offsets_of(lower.encode(text)), offsets_of(tok().encode(text)));
@@ -373,7 +404,7 @@ TEST_F(BertWordPiece, TokenizerJsonReadsVocabAndNormalizerFlags) {
   const fs::path cased_path = write_tokenizer_json(false);
   const WordPieceTokenizer cased = WordPieceTokenizer::from_tokenizer_json(cased_path);
   fs::remove(cased_path);
-  EXPECT_FALSE(cased.options().strip_accents);
+  EXPECT_EQ(cased.encode("Héllo")[0].id, 100);  // neither lower-cased nor stripped: [UNK]
   WordPieceOptions cased_options;
   cased_options.lowercase = false;
   cased_options.strip_accents = false;
@@ -388,7 +419,7 @@ TEST(WordPieceErrors, MissingAndMalformedFilesThrowModelError) {
       fs::temp_directory_path() / ("attnscope_wp_bad_" + std::to_string(::getpid()));
   std::ofstream(path) << "hello\nworld\n";  // no [UNK]
   EXPECT_THROW(WordPieceTokenizer::from_vocab_txt(path, {}), ModelError);
-  std::ofstream(path) << R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})";
+  std::ofstream(path) << R"({"model": {"type": "WordPiece", "vocab": {"a": 0}}})";  // no [UNK]
   EXPECT_THROW(WordPieceTokenizer::from_tokenizer_json(path), ModelError);
   fs::remove(path);
 }

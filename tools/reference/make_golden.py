@@ -13,6 +13,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hf_reference import load_model  # noqa: E402
+from hf_decoder_reference import DecoderReference  # noqa: E402
 
 # Fixed token-id sequences: GPT-2 "The cat sat on the mat." style ids, a single token, and a longer
 # run covering ids near both ends of the vocabulary.
@@ -72,15 +73,56 @@ def golden_for(folder, name):
     return out
 
 
+DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text")
+
+
+def decoder_cases(cfg):
+    """A 14-token sequence (longer than every fixture's sliding window) that starts with BOS and
+    ends with the last row of the padded vocabulary, and BOS alone. Ids are spread over the
+    vocabulary with a fixed stride so no tokenizer is needed to make them."""
+    vocab = cfg["vocab_size"]
+    bos = cfg.get("bos_token_id") or 0
+    spread = [(i * 7919 + 13) % (vocab - 1) for i in range(1, 13)]
+    return [[bos] + spread + [vocab - 1], [bos]]
+
+
+def decoder_golden(folder, name):
+    ref = DecoderReference(folder)
+    cfg = ref.cfg
+    out = {"model": name, "kind": cfg["model_type"], "reference": "tools/reference/hf_decoder_reference.py (float64)",
+           "cases": []}
+    with torch.no_grad():
+        for ids in decoder_cases(cfg):
+            r = ref.forward(ids)
+            last = r["logits"][-1]
+            top = torch.topk(last, 10)
+            probs = torch.softmax(last, dim=-1)
+            logit_ids = sorted(set(top.indices.tolist()) | {0, 1, ids[0], cfg["vocab_size"] - 1})
+            out["cases"].append({
+                "ids": ids,
+                "attention": [rounded(a) for a in r["attention"]],  # [layer][head][query][key]
+                "q": [rounded(q) for q in r["q"]],  # [layer][head][token][dim], rotated
+                "k": [rounded(k) for k in r["k"]],  # [layer][kv head][token][dim], rotated
+                "top_ids": top.indices.tolist(),
+                "top_probabilities": rounded(probs[top.indices]),
+                "logit_ids": logit_ids,
+                "logits": rounded(r["logits"][:, logit_ids]),  # [position][logit_ids]
+            })
+    return out
+
+
 def main():
     fixtures, golden_dir = sys.argv[1], sys.argv[2]
     os.makedirs(golden_dir, exist_ok=True)
     for name in sorted(os.listdir(fixtures)):
         folder = os.path.join(fixtures, name)
-        if not os.path.isfile(os.path.join(folder, "model.safetensors")):
+        if not os.path.isfile(os.path.join(folder, "config.json")):
             continue
+        with open(os.path.join(folder, "config.json")) as f:
+            kind = json.load(f)["model_type"]
+        data = decoder_golden(folder, name) if kind in DECODER_KINDS else golden_for(folder, name)
         with open(os.path.join(golden_dir, name + ".json"), "w") as f:
-            json.dump(golden_for(folder, name), f, separators=(",", ":"))
+            json.dump(data, f, separators=(",", ":"))
             f.write("\n")
         print("wrote", name)
 

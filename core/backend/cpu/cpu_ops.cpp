@@ -48,11 +48,11 @@ void for_row_blocks(int rows, int cols, Fn fn) {
 
 }  // namespace
 
-void mask_fill(float* x, int rows, int cols, int stride, const AttentionMask& mask) {
+void mask_fill(float* x, int rows, int cols, int stride, const AttentionMask& mask, int first_row) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int i = 0; i < rows; ++i) {
     float* row = x + static_cast<std::ptrdiff_t>(i) * stride;
-    const int q = mask.query_offset + i;  // the query's absolute position
+    const int q = mask.query_offset + first_row + i;  // the query's absolute position
     if (mask.causal && q + 1 < cols) std::fill(row + std::max(0, q + 1), row + cols, ninf);
     if (mask.window > 0 && q - mask.window >= 0)  // keys j <= q - window
       std::fill(row, row + std::min(cols, q - mask.window + 1), ninf);
@@ -218,7 +218,11 @@ void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int head
   const int n = q.rows, m = k.rows, group = heads / kv_heads, dh = head_dim;
   if (weights) weights->resize(heads);
   // Each head in its own scores matrix: the weights are computed right where the trace keeps them,
-  // so nothing is copied out afterwards.
+  // so nothing is copied out afterwards. With a causal mask or a window, each block of query rows
+  // multiplies only the keys one of them may see (about half of them at n = m when causal), and
+  // the rest of its rows is set to -inf before the mask and softmax.
+  const bool banded = mask.causal || mask.window > 0;
+  const float ninf = -std::numeric_limits<float>::infinity();
   auto head = [&](int h) {
     Matrix local;
     Matrix& s = weights ? (*weights)[h] : local;
@@ -226,12 +230,27 @@ void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int head
     const int g = h / group;
     const Tensor qh = q.cols_view(h * dh, dh), kh = k.cols_view(g * dh, dh),
                  vh = v.cols_view(g * dh, dh);
-    s.noalias() = score_factor * (map(qh) * map(kh).transpose());
-    if (logit_softcap > 0) s = logit_softcap * (s.array() * (1.0f / logit_softcap)).tanh();
-    if (mask.any()) mask_fill(s.data(), n, m, m, mask);
-    softmax_rows(s.data(), n, m, m);
     Tensor out = context.cols_view(h * dh, dh);
-    map(out).noalias() = s * map(vh);
+    constexpr int kRowBlock = 64;
+    const int block = banded ? kRowBlock : std::max(n, 1);
+    for (int r0 = 0; r0 < n; r0 += block) {
+      const int rows = std::min(block, n - r0);
+      int lo = 0, hi = m;  // the keys some query of rows [r0, r0 + rows) may see
+      if (mask.causal) hi = std::clamp(mask.query_offset + r0 + rows, 0, m);
+      if (mask.window > 0) lo = std::clamp(mask.query_offset + r0 - mask.window + 1, 0, m);
+      hi = std::max(hi, lo);
+      auto S = s.middleRows(r0, rows);
+      S.leftCols(lo).setConstant(ninf);
+      S.rightCols(m - hi).setConstant(ninf);
+      auto band = S.middleCols(lo, hi - lo);
+      band.noalias() = score_factor *
+                       (map(qh).middleRows(r0, rows) * map(kh).middleRows(lo, hi - lo).transpose());
+      if (logit_softcap > 0) band = logit_softcap * (band.array() * (1.0f / logit_softcap)).tanh();
+      if (mask.any()) mask_fill(S.data(), rows, m, m, mask, r0);
+      softmax_rows(S.data(), rows, m, m);
+      Tensor out_rows = out.rows_view(r0, rows);
+      map(out_rows).noalias() = band * map(vh).middleRows(lo, hi - lo);
+    }
   };
   // Worth handing to the other cores only when there is work (~4·n·m·d flops in all).
   if (4.0 * n * m * static_cast<double>(heads * dh) < 2e6) {

@@ -8,8 +8,10 @@
 
 namespace attnscope::cpu {
 
-// Masked entries of a [queries x keys] matrix (rows x cols floats, `stride` apart) become -inf.
-void mask_fill(float* x, int rows, int cols, int stride, const AttentionMask& mask);
+// Masked entries of a [queries x keys] matrix (rows x cols floats, `stride` apart) become -inf;
+// its row i is query first_row + i of the mask.
+void mask_fill(float* x, int rows, int cols, int stride, const AttentionMask& mask,
+               int first_row = 0);
 // Stable softmax of every row; a row that is entirely -inf becomes zeros.
 void softmax_rows(float* x, int rows, int cols, int stride);
 

@@ -328,7 +328,9 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
   constexpr int kRowChunk = 64;
   const int row_chunks = (m + kRowChunk - 1) / kRowChunk;
   const int panels = w.panels();
-  const auto [groups, per_group] = split_panels(m, w, row_chunks, 1e6);
+  const PanelGroups split = split_panels(m, w, row_chunks, 1e6);
+  const int groups = split.groups, per_group = split.per_group;  // plain names: clang 14 cannot
+                                                                 // capture structured bindings
   const int items = row_chunks * groups;
   auto run = [&](int item) {
     const int rc = item / groups, g = item % groups;
@@ -511,7 +513,9 @@ void gemm_amx(const float* a, int m, int lda, const PackedWeight& w, const float
   const int pairs = (row_blocks + 1) / 2;
   const int row_chunks = (pairs + kPairsPerChunk - 1) / kPairsPerChunk;
   const int panels = w.panels();
-  const auto [groups, per_group] = split_panels(m, w, row_chunks, 4e6);
+  const PanelGroups split = split_panels(m, w, row_chunks, 4e6);
+  const int groups = split.groups, per_group = split.per_group;  // plain names: clang 14 cannot
+                                                                 // capture structured bindings
   // k is walked in chunks of PackedWeight::kAmxChunkBlocks (768): a row pair's A tiles for one
   // chunk (96 KB) and a panel's slice of it (96 KB) stay in L2 with room for the next slice coming
   // in. With all of k = 3072 at once (mlp_down) they did not, and that product ran at ~60% of the

@@ -358,7 +358,10 @@ class CudaBackend final : public Backend {
                        std::vector<Matrix>* weights) override {
     check_attention_shapes(q, k, v, heads, kv_heads, head_dim, mask, context);
     const int n = q.rows, m = k.rows, group = heads / kv_heads, dh = head_dim;
-    if (weights) weights->assign(heads, Matrix::Zero(n, m));
+    if (weights) {
+      weights->resize(heads);
+      for (Matrix& w : *weights) w.setZero(n, m);  // overwritten below, unless n or m is 0
+    }
     if (n == 0) return;
     if (m == 0) {  // no key: every row of weights and context is zero
       check(cudaMemset2D(context.data, sizeof(float) * context.stride, 0,

@@ -19,14 +19,14 @@ BertConfig read_config(const std::filesystem::path& path) {
   c.type_vocab = config_int(j, "type_vocab_size", 2, path);
   c.vocab = config_int(j, "vocab_size", 30522, path);
   c.ln_eps = config_float(j, "layer_norm_eps", 1e-12f, path);
-  const std::string act = j.value("hidden_act", std::string("gelu"));
+  const std::string act = config_string(j, "hidden_act", "gelu", path);
   if (act == "gelu")
     c.gelu = Gelu::kErf;
   else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
     c.gelu = Gelu::kTanh;
   else
     throw ModelError(path.string() + ": hidden_act '" + act + "' is not supported");
-  const std::string pos = j.value("position_embedding_type", std::string("absolute"));
+  const std::string pos = config_string(j, "position_embedding_type", "absolute", path);
   if (pos != "absolute")
     throw ModelError(path.string() + ": position_embedding_type '" + pos + "' is not supported");
   if (c.d_model % c.heads != 0)
@@ -56,7 +56,7 @@ LinearWeights fuse_qkv(const LinearWeights& q, const LinearWeights& k, const Lin
 
 BertNetwork BertNetwork::load(const std::filesystem::path& folder, const ProgressFn& progress) {
   const BertConfig c = read_config(folder / "config.json");
-  const SafetensorsFile file = SafetensorsFile::open(folder / "model.safetensors");
+  const Checkpoint file = Checkpoint::open(folder);  // model.safetensors, or shards
   // BertForMaskedLM / BertForPreTraining save "bert.…"; cls.*, pooler and position_ids buffers are
   // never asked for. Checkpoints converted from TensorFlow name LayerNorm's parameters gamma/beta.
   const HfWeightReader r(file, {"bert."});

@@ -33,6 +33,8 @@ class Gpt2Model final : public Model {
     i.kind = "gpt2";
     i.layers = network_.config().layers;
     i.heads = network_.config().heads;
+    i.capabilities.formula_steps = true;
+    i.capabilities.predictions = true;
     return i;
   }
 

@@ -21,7 +21,7 @@ Gpt2Config read_config(const std::filesystem::path& path) {
   c.vocab = config_int(j, "vocab_size", 50257, path);
   c.d_ff = config_int(j, "n_inner", 4 * c.d_model, path);
   c.ln_eps = config_float(j, "layer_norm_epsilon", 1e-5f, path);
-  const std::string act = j.value("activation_function", std::string("gelu_new"));
+  const std::string act = config_string(j, "activation_function", "gelu_new", path);
   if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
     c.gelu = Gelu::kTanh;
   else if (act == "gelu")
@@ -42,7 +42,7 @@ TransformerShape shape_of(const Gpt2Config& c) {
 
 Gpt2Network Gpt2Network::load(const std::filesystem::path& folder, const ProgressFn& progress) {
   const Gpt2Config c = read_config(folder / "config.json");
-  const SafetensorsFile file = SafetensorsFile::open(folder / "model.safetensors");
+  const Checkpoint file = Checkpoint::open(folder);  // model.safetensors, or shards
   // GPT2LMHeadModel saves "transformer.h.0…"; GPT2Model saves "h.0…". lm_head, attn.bias and
   // attn.masked_bias (causal-mask buffers) are simply never asked for.
   const HfWeightReader r(file, {"transformer."});

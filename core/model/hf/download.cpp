@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/hf/hub_cache.h"
+#include "core/util/json_file.h"
 #include "core/util/sha256.h"
 
 namespace attnscope {
@@ -72,6 +73,14 @@ struct Transfer {
   std::string content_range;   // of the last response
   std::string error_body;      // first bytes of a 4xx/5xx body
   std::uint64_t received = 0;  // body bytes written in this transfer
+  // At most this many bytes of the file (its listed size), or of a memory answer; 0: no limit. A
+  // server that streams more (no Content-Length) is cut off at the limit, not read to the end.
+  std::uint64_t limit = 0;
+  bool too_long = false;
+  bool any_answer = false;  // a status line or header arrived
+  // Called about once a second while the server has accepted the connection but sent nothing.
+  std::function<void(double seconds)> on_wait;
+  Clock::time_point started = Clock::now(), last_wait_report{};
   // Progress and cancel.
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(std::uint64_t file_bytes, std::uint64_t file_total)> on_bytes;
@@ -109,6 +118,10 @@ struct Transfer {
       if (self->error_body.size() < 2048) self->error_body.append(data, std::min<size_t>(n, 2048));
       return n;
     }
+    if (self->limit > 0 && self->file_bytes() + n > self->limit) {
+      self->too_long = true;
+      return 0;  // curl stops the transfer
+    }
     if (self->path.empty()) {
       self->memory.append(data, n);
     } else if (std::fwrite(data, 1, n, self->file.get()) != n) {
@@ -124,6 +137,7 @@ struct Transfer {
     auto* self = static_cast<Transfer*>(self_ptr);
     const size_t n = size * count;
     std::string line(data, n);
+    self->any_answer = true;
     if (line.rfind("HTTP/", 0) == 0) self->content_range.clear();  // a new response (redirects)
     if (lower(line.substr(0, 14)) == "content-range:") {
       self->content_range = line.substr(14);
@@ -135,6 +149,14 @@ struct Transfer {
   static int on_progress(void* self_ptr, curl_off_t dltotal, curl_off_t, curl_off_t, curl_off_t) {
     auto* self = static_cast<Transfer*>(self_ptr);
     if (self->cancel && self->cancel->load()) return 1;
+    if (!self->any_answer && self->on_wait) {
+      const auto now = Clock::now();
+      const double waited = std::chrono::duration<double>(now - self->started).count();
+      if (waited >= 2.0 && now - self->last_wait_report >= std::chrono::milliseconds(900)) {
+        self->last_wait_report = now;
+        self->on_wait(waited);
+      }
+    }
     if (self->on_bytes && self->body_started && self->status / 100 == 2) {
       // The whole file's size from Content-Length (the rest of it, for a 206), 0 when unknown.
       const std::uint64_t total =
@@ -149,7 +171,7 @@ struct Transfer {
 
 struct Session {
   std::string endpoint, token;
-  long stall_timeout_s = 60;
+  long stall_timeout_s = 20;
 
   // Performs a GET; returns curl's code and fills `t`. `error` gets curl's message.
   CURLcode get(const std::string& url, Transfer& t, std::string& error) const {
@@ -183,6 +205,7 @@ struct Session {
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
     if (headers) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
     if (t.resume_from > 0) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+    t.started = Clock::now();
     CURLcode rc = curl_easy_perform(h);
     if (!t.body_started) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.status);
     if (t.file && std::fflush(t.file.get()) != 0 && rc == CURLE_OK) {
@@ -192,6 +215,11 @@ struct Session {
     t.file.reset();
     t.curl = nullptr;
     error = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    if (rc == CURLE_OPERATION_TIMEDOUT && !t.any_answer)
+      error = "the server accepted the connection but sent nothing for " +
+              std::to_string(stall_timeout_s) + " s";
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+      error = "no data arrived for " + std::to_string(stall_timeout_s) + " s (stalled)";
     return rc;
   }
 };
@@ -225,16 +253,30 @@ struct RepoInfo {
   nlohmann::json config;            // the hub's summary of config.json (may be null)
 };
 
+// The file list of a real repo is a few kB (a few hundred kB for repos with thousands of files).
+constexpr std::uint64_t kMaxRepoInfoBytes = 16ull << 20;
+
 RepoInfo fetch_repo_info(const Session& session, const DownloadRequest& req,
-                         const std::atomic<bool>* cancel) {
+                         const std::atomic<bool>* cancel, const DownloadProgressFn& progress) {
   const std::string url = session.endpoint + "/api/models/" + req.repo_id + "/revision/" +
                           escape_url_part(req.revision) + "?blobs=true";
   Transfer t;
   t.cancel = cancel;
+  t.limit = kMaxRepoInfoBytes;
+  t.on_wait = [&](double seconds) {
+    if (!progress) return;
+    DownloadProgress p;
+    p.file = "the file list";
+    p.waiting_s = seconds;
+    progress(p);
+  };
   std::string error;
   CURLcode rc = session.get(url, t, error);
   if (rc == CURLE_ABORTED_BY_CALLBACK && cancel && cancel->load())
     throw DownloadCancelled("download of " + req.repo_id + " cancelled");
+  if (t.too_long)
+    throw DownloadError("the hub's answer for " + url + " is longer than " +
+                        std::to_string(kMaxRepoInfoBytes) + " bytes: not a file list");
   if (rc != CURLE_OK)
     throw DownloadError("cannot reach the hub at " + session.endpoint + ": " + error);
   if (t.status == 404) {
@@ -271,11 +313,11 @@ RepoInfo fetch_repo_info(const Session& session, const DownloadRequest& req,
     }
     if (auto c = doc.find("config"); c != doc.end() && c->is_object()) info.config = *c;
   } catch (const nlohmann::json::exception& e) {
-    throw DownloadError("unexpected answer from " + url + ": " + e.what());
+    throw DownloadError("unexpected answer from " + url + ": " + json_problem(e));
   }
   if (!safe_path_part(info.sha) ||
       !std::all_of(info.sha.begin(), info.sha.end(), [](char c) { return std::isalnum(c); }))
-    throw DownloadError("unexpected commit id '" + info.sha + "' from " + url);
+    throw DownloadError("unexpected commit id '" + quote_excerpt(info.sha) + "' from " + url);
   return info;
 }
 
@@ -349,6 +391,12 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     t.path = part;
     t.resume_from = have;
     t.cancel = cancel;
+    if (expected >= 0) t.limit = static_cast<std::uint64_t>(expected);
+    t.on_wait = [&](double seconds) {
+      progress.state.waiting_s = seconds;
+      progress.update(have, 0, true);
+      progress.state.waiting_s = 0;
+    };
     std::uint64_t reported = have;
     t.on_bytes = [&](std::uint64_t bytes, std::uint64_t total) {
       if (progress.state.file_total == 0) progress.state.file_total = total;  // hub gave no size
@@ -366,6 +414,12 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     if (t.write_failed)
       throw DownloadError("cannot write " + part.string() + ": " +
                           std::strerror(t.errno_at_failure));
+    if (t.too_long) {
+      fs::remove(part, ec);  // the server does not send the file the hub lists: no retry helps
+      throw DownloadError("the server sent more than the " + std::to_string(expected) +
+                          " bytes the hub lists for " + final_path.filename().string() + " (" +
+                          url + "); stopped reading there");
+    }
     if (t.status == 416 && have > 0 && !retried_full) {
       fs::remove(part, ec);  // our partial file does not fit the server's: start over, once
       retried_full = true;
@@ -384,6 +438,7 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     }
     if (rc != CURLE_OK) {
       last_error = error;  // dropped connection, timeout: resume on the next attempt
+      if (rc == CURLE_OPERATION_TIMEDOUT && !t.any_answer) break;  // a silent server stays silent
       continue;
     }
     if (t.status / 100 != 2) {
@@ -464,6 +519,13 @@ double DownloadProgress::fraction() const {
 }
 
 std::string format_download_progress(const DownloadProgress& p) {
+  if (p.waiting_s > 0) {
+    std::string s = p.file_count > 0 ? "[" + std::to_string(p.file_index) + "/" +
+                                           std::to_string(p.file_count) + "] "
+                                     : std::string();
+    return s + p.file + "  waiting for the server: no answer for " +
+           std::to_string(static_cast<int>(p.waiting_s)) + " s";
+  }
   std::string s = "[" + std::to_string(p.file_index) + "/" + std::to_string(p.file_count) + "] " +
                   p.file + "  " + human_bytes(static_cast<double>(p.file_done));
   if (p.file_total > 0) s += " / " + human_bytes(static_cast<double>(p.file_total));
@@ -544,7 +606,7 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
       throw DownloadCancelled("download of " + req.repo_id + " cancelled");
   };
   check_cancel();
-  const RepoInfo info = fetch_repo_info(session, req, cancel);
+  const RepoInfo info = fetch_repo_info(session, req, cancel, progress_fn);
   if (!info.config.is_null() && model_family(info.config).empty() &&
       (info.config.contains("model_type") || info.config.contains("architectures")))
     throw ModelError("model type " + model_type_name(info.config) +

@@ -35,7 +35,9 @@ struct DownloadRequest {
   std::string endpoint;             // empty: $HF_ENDPOINT, else https://huggingface.co
   std::string token;                // empty: $HF_TOKEN (if set)
   int attempts_per_file = 4;        // a dropped connection is retried, resuming where it stopped
-  long stall_timeout_s = 60;        // give up on a connection that delivers no byte for this long
+  // Give up on a connection that delivers no byte for this long (huggingface_hub waits 10 s). A
+  // server that accepted the connection but never answered is not asked again.
+  long stall_timeout_s = 20;
 };
 
 struct DownloadProgress {
@@ -44,6 +46,7 @@ struct DownloadProgress {
   std::uint64_t file_done = 0, file_total = 0;  // bytes of this file; total 0 when unknown
   std::uint64_t done = 0, total = 0;            // bytes of all files; total 0 when unknown
   double bytes_per_second = 0;                  // transfer speed in this call
+  double waiting_s = 0;  // > 0: connected, but the server has sent nothing for this long
   // Overall progress in [0, 1] (by bytes when the sizes are known, else by files).
   double fraction() const;
 };

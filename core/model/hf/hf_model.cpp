@@ -2,10 +2,12 @@
 // weights are safetensors, then hand the folder to the family's loader.
 #include "core/model/hf/hf_model.h"
 
-#include "core/model/bert/bert_model.h"
-#include "core/model/gpt2/gpt2_model.h"
+#include <new>
+
+#include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace fs = std::filesystem;
@@ -42,11 +44,13 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
   const fs::path folder = resolve_model_spec(spec);
   report(0.0, "reading " + (folder / "config.json").string());
   const nlohmann::json config = read_model_config(folder);
-  const std::string family = model_family(config);
-  if (family.empty())
-    throw ModelError(
-        "model type " + model_type_name(config) +
-        " is not supported yet (attnscope opens gpt2 and bert families): " + folder.string());
+  const HfFamily* family = find_hf_family(config);
+  if (!family) {
+    std::string known;
+    for (const HfFamily& f : hf_families()) known += (known.empty() ? "" : ", ") + f.model_type;
+    throw ModelError("model type " + model_type_name(config) +
+                     " is not supported yet (attnscope opens " + known + "): " + folder.string());
+  }
   switch (find_weights(folder)) {
     case WeightsStatus::safetensors:
       break;
@@ -57,9 +61,15 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
                        " has no model.safetensors (nor model.safetensors.index.json); download the "
                        "model again with `attnscope download ID`");
   }
-  report(0.0, "loading " + family + " model from " + folder.string());
-  if (family == "gpt2") return load_gpt2_model(folder, progress);
-  return load_bert_model(folder, progress);
+  report(0.0, "loading " + family->model_type + " model from " + folder.string());
+  try {
+    return family->load(folder, config, progress);
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked against config.json and the file before allocating; this is a model that
+    // is real but larger than this machine's memory.
+    throw ModelError(folder.string() + ": not enough memory to load this " + family->model_type +
+                     " model");
+  }
 }
 
 std::vector<ModelListing> list_hf_models() {

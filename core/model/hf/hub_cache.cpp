@@ -1,19 +1,26 @@
 #include "core/model/hf/hub_cache.h"
 
+#include "core/model/hf/hf_families.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "core/util/error.h"
+#include "core/util/file_read.h"
+#include "core/util/json_file.h"
 
 namespace attnscope {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The largest real config.json files are a few kB; 16 MB leaves room for odd ones and refuses
+// anything meant to exhaust memory.
+constexpr std::uint64_t kMaxConfigBytes = 16ull << 20;
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
@@ -165,9 +172,13 @@ std::optional<std::string> repo_id_from_folder_name(const std::string& folder_na
 std::optional<fs::path> pick_snapshot(const fs::path& repo_dir) {
   const fs::path snapshots = repo_dir / "snapshots";
   if (!is_dir(snapshots)) return std::nullopt;
-  std::ifstream ref(repo_dir / "refs" / "main");
   std::string sha;
-  if (ref && std::getline(ref, sha)) {
+  try {  // a commit hash; anything unreadable or odd is ignored like a missing ref
+    sha = read_regular_file(repo_dir / "refs" / "main", "ref", 4096);
+  } catch (const FileError&) {
+  }
+  sha = sha.substr(0, sha.find('\n'));
+  if (!sha.empty()) {
     sha.erase(sha.find_last_not_of(" \t\r\n") + 1);
     if (!sha.empty() && sha.find('/') == std::string::npos && is_dir(snapshots / sha))
       return snapshots / sha;
@@ -210,7 +221,9 @@ fs::path resolve_model_spec(const std::string& spec) {
     std::error_code ec;
     if (fs::exists(as_path, ec))
       throw UsageError("'" + spec + "' is a file; a model is a folder holding config.json");
-    throw UsageError("model folder '" + spec + "' does not exist");
+    const std::string problem = path_problem(as_path);
+    throw UsageError("model folder '" + quote_excerpt(spec, 300) + "' " +
+                     (problem.empty() ? "does not exist" : problem));
   }
   if (!valid_repo_id(spec))
     throw UsageError("'" + spec +
@@ -289,36 +302,23 @@ std::vector<ModelFolder> find_model_folders() {
 
 nlohmann::json read_model_config(const fs::path& folder) {
   const fs::path file = folder / "config.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ModelError(file.string() + " is missing: not a Hugging Face model folder");
+  std::string text;
   try {
-    nlohmann::json config = nlohmann::json::parse(in);
-    if (!config.is_object()) throw ModelError(file.string() + " is not a JSON object");
-    return config;
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(file.string() + " is not valid JSON: " + e.what());
+    text = read_regular_file(file, "config", kMaxConfigBytes);
+  } catch (const FileError& e) {
+    if (e.problem != FileProblem::kMissing) throw;
+    throw ModelError(file.string() + " is missing: not a Hugging Face model folder");
   }
+  nlohmann::json config = parse_json_text(text, file);
+  if (!config.is_object())
+    throw ModelError(file.string() + " is not a JSON object (found " + json_type_name(config) +
+                     ")");
+  return config;
 }
 
 std::string model_family(const nlohmann::json& config) {
-  auto type = config.find("model_type");
-  if (type != config.end() && type->is_string()) {
-    const std::string t = type->get<std::string>();
-    if (t == "gpt2") return "gpt2";
-    if (t == "bert") return "bert";
-    return "";
-  }
-  // Old configs may lack model_type; their architecture class names say the family.
-  auto archs = config.find("architectures");
-  if (archs != config.end() && archs->is_array()) {
-    for (const nlohmann::json& a : *archs) {
-      if (!a.is_string()) continue;
-      const std::string name = a.get<std::string>();
-      if (name.rfind("GPT2", 0) == 0) return "gpt2";
-      if (name.rfind("Bert", 0) == 0) return "bert";
-    }
-  }
-  return "";
+  const HfFamily* family = find_hf_family(config);
+  return family ? family->model_type : "";
 }
 
 std::string model_type_name(const nlohmann::json& config) {
@@ -342,9 +342,9 @@ FolderInspection inspect_model_folder(const fs::path& folder) {
   nlohmann::json config;
   try {
     config = read_model_config(folder);
-  } catch (const ModelError&) {
+  } catch (const ModelError& e) {
     return {"unsupported",
-            is_file(folder / "config.json") ? "config.json is not valid JSON" : "no config.json"};
+            path_present(folder / "config.json") ? quote_excerpt(e.what(), 200) : "no config.json"};
   }
   const std::string family = model_family(config);
   if (family.empty())

@@ -59,8 +59,8 @@ std::vector<ModelFolder> find_model_folders();
 // config.json of a model folder. Throws ModelError naming the file when missing or not JSON.
 nlohmann::json read_model_config(const std::filesystem::path& folder);
 
-// "gpt2" or "bert" for the families attnscope opens (from model_type, else from architectures such
-// as "GPT2LMHeadModel"); "" for anything else.
+// The model_type of a family attnscope opens (hf_families.h: from model_type, else from
+// architectures such as "GPT2LMHeadModel"); "" for anything else.
 std::string model_family(const nlohmann::json& config);
 // What to call an unsupported model in messages: model_type, else architectures[0], else "unknown".
 std::string model_type_name(const nlohmann::json& config);

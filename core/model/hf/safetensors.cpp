@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/json_file.h"
 
 namespace attnscope {
 namespace {
@@ -23,6 +24,9 @@ namespace {
 // Real headers are a few hundred kB at most (GPT-2 XL: ~60 kB); 100 MB is the limit the reference
 // implementation uses, and anything beyond it is a broken or hostile file.
 constexpr std::uint64_t kMaxHeaderBytes = 100ull << 20;
+// No file holds 2^40 elements along one axis; bounding each entry keeps every product of two of
+// them (rows x cols below) inside int64.
+constexpr std::uint64_t kMaxShapeEntry = 1ull << 40;
 
 std::size_t dtype_size(const std::string& dtype) {
   if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
@@ -80,7 +84,7 @@ struct SafetensorsFile::Impl {
   }
 };
 
-SafetensorsFile::SafetensorsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SafetensorsFile::SafetensorsFile(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 SafetensorsFile::~SafetensorsFile() = default;
@@ -123,7 +127,7 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   try {
     header = nlohmann::json::parse(impl->map_base + 8, impl->map_base + 8 + header_len);
   } catch (const nlohmann::json::exception& e) {
-    impl->fail(std::string("header is not valid JSON (") + e.what() + ")");
+    impl->fail("header is not valid JSON (" + json_problem(e) + ")");
   }
   if (!header.is_object()) impl->fail("header is not a JSON object");
 
@@ -137,7 +141,9 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
       continue;
     }
     const nlohmann::json& entry = it.value();
-    auto bad = [&](const std::string& what) { impl->fail("tensor '" + name + "': " + what); };
+    auto bad = [&](const std::string& what) {
+      impl->fail("tensor '" + quote_excerpt(name) + "': " + what);
+    };
     if (!entry.is_object()) bad("entry is not an object");
     if (!entry.contains("dtype") || !entry["dtype"].is_string()) bad("missing dtype");
     if (!entry.contains("shape") || !entry["shape"].is_array()) bad("missing shape");
@@ -147,11 +153,16 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
     TensorInfo info;
     info.dtype = entry["dtype"].get<std::string>();
     const std::size_t elem = dtype_size(info.dtype);
-    if (elem == 0) bad("unknown dtype '" + info.dtype + "'");
+    if (elem == 0) bad("unknown dtype '" + quote_excerpt(info.dtype) + "'");
     std::uint64_t count = 1;
     for (const auto& d : entry["shape"]) {
       if (!d.is_number_unsigned()) bad("shape entries must be non-negative integers");
       const std::uint64_t v = d.get<std::uint64_t>();
+      // Each entry on its own, not only the product: a zero elsewhere in the shape makes any
+      // product small, and an entry beyond int64 would print (and compute) as negative.
+      if (v > kMaxShapeEntry)
+        bad("shape entry " + std::to_string(v) + " is absurdly large (limit " +
+            std::to_string(kMaxShapeEntry) + ")");
       if (v != 0 && count > std::numeric_limits<std::uint64_t>::max() / v / elem)
         bad("shape is absurdly large");
       count *= v;
@@ -202,6 +213,29 @@ const std::filesystem::path& SafetensorsFile::path() const {
   return impl_->path;
 }
 
+RawTensor SafetensorsFile::raw(const std::string& name) const {
+  const auto it = impl_->tensors.find(name);
+  if (it == impl_->tensors.end()) impl_->fail("tensor '" + name + "' is missing");
+  const TensorInfo& info = it->second;
+  RawTensor t;
+  t.dtype = info.dtype;
+  t.shape = info.shape;
+  t.bytes = info.end - info.begin;
+  const unsigned char* src = impl_->map_base + impl_->data_offset + info.begin;
+  const std::size_t align = std::max<std::size_t>(1, dtype_size(info.dtype));
+  if (reinterpret_cast<std::uintptr_t>(src) % align == 0) {
+    t.data = src;
+    t.owner = impl_;
+    t.mapped = true;
+  } else {  // the header's length left the data unaligned: an aligned copy (rare in practice)
+    auto copy = std::shared_ptr<std::uint64_t[]>(new std::uint64_t[(t.bytes + 7) / 8]);
+    std::memcpy(copy.get(), src, t.bytes);
+    t.data = copy.get();
+    t.owner = copy;
+  }
+  return t;
+}
+
 Matrix SafetensorsFile::matrix(const std::string& name) const {
   const auto it = impl_->tensors.find(name);
   if (it == impl_->tensors.end()) impl_->fail("tensor '" + name + "' is missing");
@@ -211,11 +245,18 @@ Matrix SafetensorsFile::matrix(const std::string& name) const {
     cols = info.shape[0];
   } else if (!info.shape.empty()) {
     rows = info.shape[0];
-    for (std::size_t i = 1; i < info.shape.size(); ++i) cols *= info.shape[i];
+    // The product of all entries fits in uint64 (checked at open), so this cannot overflow.
+    std::uint64_t product = 1;
+    for (std::size_t i = 1; i < info.shape.size(); ++i)
+      product *= static_cast<std::uint64_t>(info.shape[i]);
+    cols = product > static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+               ? std::numeric_limits<std::int64_t>::max()
+               : static_cast<std::int64_t>(product);
   }
   if (rows > std::numeric_limits<int>::max() || cols > std::numeric_limits<int>::max())
     impl_->fail("tensor '" + name + "' is too large for a matrix");
   Matrix m(rows, cols);
+  if (m.size() == 0) return m;  // a zero-element tensor: nothing to copy (and data() is null)
   const unsigned char* src = impl_->map_base + impl_->data_offset + info.begin;
   const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   float* dst = m.data();

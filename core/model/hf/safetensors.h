@@ -20,6 +20,18 @@ struct TensorInfo {
   std::uint64_t begin = 0, end = 0;  // byte range inside the data section
 };
 
+// A tensor's bytes as they are in the file (no conversion), kept alive by `owner` (the mapping).
+// `data` is aligned for the dtype: when the file's layout leaves it unaligned, the bytes are copied
+// into an aligned buffer that `owner` holds instead.
+struct RawTensor {
+  std::string dtype;  // "F32", "F16", "BF16", …
+  std::vector<std::int64_t> shape;
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+  std::shared_ptr<const void> owner;
+  bool mapped = false;  // `data` points into the file's mapping (not an aligned copy)
+};
+
 class SafetensorsFile {
  public:
   // Throws ModelError.
@@ -32,6 +44,9 @@ class SafetensorsFile {
   // The tensor converted to float32 as a 2-D matrix: a 1-D tensor becomes [1 x n], an N-D tensor
   // [shape[0] x product of the rest]. Throws ModelError naming the tensor.
   Matrix matrix(const std::string& name) const;
+  // The tensor in its file dtype, without copying it (memory-mapped). Throws ModelError naming the
+  // tensor when it is missing.
+  RawTensor raw(const std::string& name) const;
   const std::filesystem::path& path() const;
 
   SafetensorsFile(SafetensorsFile&&) noexcept;
@@ -40,8 +55,8 @@ class SafetensorsFile {
 
  private:
   struct Impl;
-  explicit SafetensorsFile(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit SafetensorsFile(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;  // shared with the RawTensors handed out: they keep the mapping
 };
 
 }  // namespace attnscope

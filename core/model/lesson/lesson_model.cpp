@@ -44,6 +44,8 @@ class LessonModel final : public Model {
     ModelInfo m;
     m.name = "lesson";
     m.kind = "lesson";
+    m.capabilities.formula_steps = true;
+    m.capabilities.meaning_shift = true;
     m.layers = 1;
     m.heads = options_.heads;
     m.options = {{"beta", options_.beta},

@@ -1,21 +1,29 @@
 #include "core/model/transformer/hf_weights.h"
 
-#include <fstream>
+#include <cmath>
 
 #include "core/model/transformer/transformer_blocks.h"
+
 #include "core/util/error.h"
+#include "core/util/json_file.h"
 
 namespace attnscope {
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path.string() + ": cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelError(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  return load_json_file(path, path.filename().string(), 16ull << 20);
 }
+
+namespace {
+
+// Bigger than any real model's dimension (vocabularies reach 262k, contexts 1M, widths 64k) and
+// small enough that the products the loaders form (4·n_embd, 3·d, heads·head_dim) stay in int.
+constexpr long long kMaxConfigDimension = 1 << 24;
+
+std::string found_text(const nlohmann::json& value) {
+  return value.is_primitive() ? quote_excerpt(value.dump(), 40) : json_type_name(value);
+}
+
+}  // namespace
 
 int config_int(const nlohmann::json& config, const std::string& key, int fallback,
                const std::filesystem::path& where) {
@@ -24,8 +32,10 @@ int config_int(const nlohmann::json& config, const std::string& key, int fallbac
     if (fallback >= 0) return fallback;
     throw ModelError(where.string() + ": required key '" + key + "' is missing");
   }
-  if (!it->is_number_integer() || it->get<long long>() <= 0 || it->get<long long>() > (1 << 30))
-    throw ModelError(where.string() + ": '" + key + "' must be a positive integer");
+  if (!it->is_number_integer() || it->get<long long>() <= 0 ||
+      it->get<long long>() > kMaxConfigDimension)
+    throw ModelError(where.string() + ": '" + key + "' must be a positive integer up to " +
+                     std::to_string(kMaxConfigDimension) + ", found " + found_text(*it));
   return static_cast<int>(it->get<long long>());
 }
 
@@ -33,11 +43,48 @@ float config_float(const nlohmann::json& config, const std::string& key, float f
                    const std::filesystem::path& where) {
   const auto it = config.find(key);
   if (it == config.end() || it->is_null()) return fallback;
-  if (!it->is_number()) throw ModelError(where.string() + ": '" + key + "' must be a number");
-  return it->get<float>();
+  // Every float a config gives (epsilons, rope bases) is positive: a negative layer-norm epsilon
+  // turns the forward pass into NaN.
+  const double v = it->is_number() ? it->get<double>() : 0.0;
+  if (!it->is_number() || !(v > 0.0) || !std::isfinite(static_cast<float>(v)))
+    throw ModelError(where.string() + ": '" + key + "' must be a positive finite number, found " +
+                     found_text(*it));
+  return static_cast<float>(v);
 }
 
-HfWeightReader::HfWeightReader(const SafetensorsFile& file, std::vector<std::string> prefixes)
+std::string config_string(const nlohmann::json& config, const std::string& key,
+                          const std::string& fallback, const std::filesystem::path& where) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return fallback;
+  if (!it->is_string())
+    throw ModelError(where.string() + ": '" + key + "' must be a string, found " + found_text(*it));
+  return it->get<std::string>();
+}
+
+namespace {
+
+// Whether a tensor of `shape` reads as [rows x cols] (SafetensorsFile::matrix's rule).
+bool shape_matches(const std::vector<std::int64_t>& shape, int rows, int cols) {
+  if (shape.size() == 1) return rows == 1 && shape[0] == cols;
+  if (shape.empty()) return rows == 1 && cols == 1;
+  if (shape[0] != rows) return false;
+  std::int64_t product = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i] != 0 && product > cols / shape[i]) return false;  // already past cols
+    product *= shape[i];
+  }
+  return product == cols;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? " x " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+HfWeightReader::HfWeightReader(const Checkpoint& file, std::vector<std::string> prefixes)
     : file_(file), prefixes_(std::move(prefixes)) {
   prefixes_.insert(prefixes_.begin(), "");
 }
@@ -47,18 +94,26 @@ Tensor HfWeightReader::get(const std::vector<std::string>& names, int rows, int 
     for (const std::string& prefix : prefixes_) {
       const std::string full = prefix + name;
       if (!file_.has(full)) continue;
+      // The shape is compared before any data is converted, so a config that asks for a huge
+      // tensor fails with this message, not with an allocation of the size it claims.
+      const std::vector<std::int64_t> shape = file_.raw(full).shape;
+      if (!shape_matches(shape, rows, cols))
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full + "' has shape " +
+                         shape_text(shape) + ", expected [" + std::to_string(rows) + " x " +
+                         std::to_string(cols) + "] from config.json");
       Matrix m = file_.matrix(full);
       if (m.rows() != rows || m.cols() != cols)
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' has shape [" +
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full + "' has shape [" +
                          std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
                          "], expected [" + std::to_string(rows) + " x " + std::to_string(cols) +
                          "] from config.json");
       if (!m.allFinite())
-        throw ModelError(file_.path().string() + ": tensor '" + full + "' contains NaN or inf");
+        throw ModelError(file_.file_of(full).string() + ": tensor '" + full +
+                         "' contains NaN or inf");
       return host_tensor(std::move(m));
     }
   }
-  throw ModelError(file_.path().string() + ": required tensor '" + names.front() +
+  throw ModelError(file_.file_of(names.front()).string() + ": required tensor '" + names.front() +
                    "' is missing (is this the right architecture?)");
 }
 

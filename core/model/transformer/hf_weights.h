@@ -9,25 +9,31 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend/backend.h"
-#include "core/model/hf/safetensors.h"
+#include "core/model/hf/checkpoint.h"
 
 namespace attnscope {
 
 // The parsed JSON of `path`; throws ModelError naming the file.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
-// config[key] as a positive int; `fallback` < 0 means required. Throws ModelError naming the key.
+// config[key] as a positive int up to 2^24; `fallback` < 0 means required. Throws ModelError naming
+// the key.
 int config_int(const nlohmann::json& config, const std::string& key, int fallback,
                const std::filesystem::path& where);
+// config[key] as a positive finite float (all of them are: epsilons, rope bases).
 float config_float(const nlohmann::json& config, const std::string& key, float fallback,
                    const std::filesystem::path& where);
+// config[key] as a string; a number or array there is an error naming the key, not a JSON
+// library's type_error.
+std::string config_string(const nlohmann::json& config, const std::string& key,
+                          const std::string& fallback, const std::filesystem::path& where);
 
-// Tensors of one checkpoint. Checkpoints save the same weights with or without the base model's
-// prefix ("transformer." in GPT2LMHeadModel, "bert." in BertForMaskedLM), so each name is tried
-// bare and with every prefix.
+// Tensors of one checkpoint (one file or shards). Checkpoints save the same weights with or without
+// the base model's prefix ("transformer." in GPT2LMHeadModel, "bert." in BertForMaskedLM), so each
+// name is tried bare and with every prefix.
 class HfWeightReader {
  public:
-  HfWeightReader(const SafetensorsFile& file, std::vector<std::string> prefixes);
+  HfWeightReader(const Checkpoint& file, std::vector<std::string> prefixes);
 
   // The first of `names` present (alternatives such as LayerNorm.weight / LayerNorm.gamma), as a
   // host tensor of shape [rows x cols]; a 1-D tensor of `cols` values reads as [1 x cols].
@@ -37,7 +43,7 @@ class HfWeightReader {
   }
 
  private:
-  const SafetensorsFile& file_;
+  const Checkpoint& file_;
   std::vector<std::string> prefixes_;
 };
 

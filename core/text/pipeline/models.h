@@ -46,12 +46,12 @@ std::unique_ptr<Model> make_bpe_model(
     PieceToId vocab, const std::vector<std::pair<std::string, std::string>>& merges,
     const BpeOptions& options, const std::string& where, int slack);
 
-struct WordPieceOptions2 {
+struct WordPieceModelOptions {
   std::string unk_token = "[UNK]";
   std::string continuing_subword_prefix = "##";
   int max_input_chars_per_word = 100;
 };
-std::unique_ptr<Model> make_wordpiece_model(PieceToId vocab, const WordPieceOptions2& options,
+std::unique_ptr<Model> make_wordpiece_model(PieceToId vocab, const WordPieceModelOptions& options,
                                             const std::string& where, int slack);
 
 // From tokenizer.json's "model" object.

@@ -11,10 +11,6 @@
 namespace attnscope::text {
 namespace {
 
-// GPT-2's pattern, which Hugging Face's ByteLevel pre-tokenizer applies when use_regex is on.
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
 // Applies `split_one` to every piece, keeping the order.
 template <typename F>
 void split_each(std::vector<NormalizedString>& pieces, F split_one) {

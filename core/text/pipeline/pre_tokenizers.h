@@ -25,6 +25,10 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& json,
 std::unique_ptr<PreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex);
 std::unique_ptr<PreTokenizer> make_bert_pre_tokenizer();
 
+// GPT-2's pattern, which the ByteLevel pre-tokenizer applies when use_regex is on.
+inline constexpr const char* kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
 // GPT-2's byte-to-character table: the character that stands for byte b in byte-level pieces.
 const std::vector<std::string>& byte_level_chars();
 

@@ -11,7 +11,7 @@ namespace {
 
 class WordPieceModel final : public Model {
  public:
-  WordPieceModel(PieceToId vocab, const WordPieceOptions2& options, const std::string& where,
+  WordPieceModel(PieceToId vocab, const WordPieceModelOptions& options, const std::string& where,
                  int slack)
       : vocab_(std::move(vocab)), o_(options) {
     pieces_.assign(static_cast<std::size_t>(checked_vocab_size(vocab_, where, slack)), {});
@@ -82,7 +82,7 @@ class WordPieceModel final : public Model {
  private:
   PieceToId vocab_;
   PieceToId continuations_;  // "##aff" stored under "aff", so a lookup builds no string
-  WordPieceOptions2 o_;
+  WordPieceModelOptions o_;
   std::vector<std::string> pieces_;
   int unk_id_ = -1;
 };
@@ -103,7 +103,7 @@ PieceToId vocab_object(const nlohmann::json& model, const std::string& where) {
 
 }  // namespace
 
-std::unique_ptr<Model> make_wordpiece_model(PieceToId vocab, const WordPieceOptions2& options,
+std::unique_ptr<Model> make_wordpiece_model(PieceToId vocab, const WordPieceModelOptions& options,
                                             const std::string& where, int slack) {
   return std::make_unique<WordPieceModel>(std::move(vocab), options, where, slack);
 }
@@ -142,17 +142,21 @@ std::unique_ptr<Model> make_model(const nlohmann::json& json, const std::string&
         throw ModelError(here + ": a merge is neither \"a b\" nor [\"a\", \"b\"]");
       }
     }
-    return make_bpe_model(vocab_object(json, here), merges, o, where, slack);
+    PieceToId vocab = vocab_object(json, here);
+    checked_vocab_size(vocab, where + " model.vocab", slack);
+    return make_bpe_model(std::move(vocab), merges, o, where, slack);
   }
   if (type == "WordPiece") {
-    WordPieceOptions2 o;
+    WordPieceModelOptions o;
     o.unk_token = optional_string(json, "unk_token", "[UNK]", here);
     o.continuing_subword_prefix = optional_string(json, "continuing_subword_prefix", "##", here);
     if (json.contains("max_input_chars_per_word") &&
         json["max_input_chars_per_word"].is_number_integer()) {
       o.max_input_chars_per_word = json["max_input_chars_per_word"].get<int>();
     }
-    return make_wordpiece_model(vocab_object(json, here), o, where, slack);
+    PieceToId vocab = vocab_object(json, here);
+    checked_vocab_size(vocab, where + " model.vocab", slack);
+    return make_wordpiece_model(std::move(vocab), o, where, slack);
   }
   throw ModelError(where + ": model type \"" + type +
                    "\" is not supported (BPE and WordPiece are)");

@@ -1,0 +1,251 @@
+// A decoder family as a Model: the folder's tokenizer (tokenizer.json) in front of DecoderNetwork,
+// traces with every query head's attention and the next-token predictions, and generation with a
+// KV cache.
+#include "core/model/decoder/decoder_model.h"
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "core/model/decoder/decoder_network.h"
+#include "core/model/transformer/hf_weights.h"
+#include "core/text/tokenizer.h"
+#include "core/text/unicode.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A token's bytes may be part of a multi-byte character (byte-level BPE splits emoji); the trace
+// is JSON and the UI draws UTF-8, so each invalid byte becomes U+FFFD.
+std::string printable(const std::string& bytes) {
+  if (unicode::is_valid_utf8(bytes)) return bytes;
+  std::string out;
+  for (const unicode::CodePoint& cp : unicode::decode_utf8(bytes))
+    unicode::append_utf8(out, cp.valid ? cp.value : unicode::kReplacementCharacter);
+  return out;
+}
+
+// A deterministic random stream (splitmix64): the same seed gives the same tokens everywhere.
+class SeededRandom {
+ public:
+  explicit SeededRandom(std::uint64_t seed) : state_(seed) {}
+  double uniform() {  // [0, 1)
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// The next token from a row of logits: the arg max (temperature 0), else a draw from
+// softmax(logits / T) restricted to the top_k most likely.
+int choose_token(const RowVector& logits, const GenerationOptions& o, SeededRandom& random) {
+  const int vocab = static_cast<int>(logits.size());
+  if (o.temperature <= 0.0f) {
+    Eigen::Index best = 0;
+    logits.maxCoeff(&best);  // the first of equal maxima: the lowest id
+    return static_cast<int>(best);
+  }
+  std::vector<int> order(vocab);
+  std::iota(order.begin(), order.end(), 0);
+  const int k = o.top_k > 0 ? std::min(o.top_k, vocab) : vocab;
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  std::vector<double> p(k);
+  const double top = logits[order[0]];
+  double sum = 0;
+  for (int i = 0; i < k; ++i) sum += p[i] = std::exp((logits[order[i]] - top) / o.temperature);
+  double u = random.uniform() * sum;
+  for (int i = 0; i < k; ++i) {
+    if (u < p[i]) return order[i];
+    u -= p[i];
+  }
+  return order[k - 1];
+}
+
+class DecoderModel final : public Model, public std::enable_shared_from_this<DecoderModel> {
+ public:
+  DecoderModel(std::string name, DecoderNetwork network, std::shared_ptr<const Tokenizer> tokenizer)
+      : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {}
+
+  ModelInfo info() const override {
+    const DecoderSpec& s = network_.spec();
+    ModelInfo i;
+    i.name = name_;
+    i.kind = s.kind;
+    i.layers = s.layers;
+    i.heads = s.heads;
+    i.kv_heads = s.kv_heads;
+    i.capabilities.formula_steps = true;
+    i.capabilities.predictions = true;
+    i.capabilities.generation = true;
+    return i;
+  }
+
+  Tokens tokenize(const std::string& text) const override {
+    return tokenizer_->encode(text, /*add_special_tokens=*/true);
+  }
+
+  AttentionTrace run(const std::string& text, Backend& backend) const override {
+    KvCache cache;
+    return prompt_trace(text, backend, cache);
+  }
+
+  // The trace of the prompt alone; leaves its keys and values in `cache` and the last position's
+  // logits in `*last_logits` when asked.
+  AttentionTrace prompt_trace(const std::string& text, Backend& backend, KvCache& cache,
+                              Matrix* last_logits = nullptr) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    Tokens tokens = tokenize(text);
+    AttentionTrace trace;
+    trace.truncated_at_byte = -1;
+    const int limit = network_.spec().max_positions;
+    if (static_cast<int>(tokens.size()) > limit) {
+      // No position beyond max_position_embeddings: the text from the first dropped token is
+      // unused.
+      trace.truncated_at_byte = tokens[limit].start;
+      tokens.resize(limit);
+    }
+    DecoderRequest request;
+    request.keep_steps = static_cast<int>(tokens.size()) <= kStepsMaxTokens;
+    DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
+    trace.model = info();
+    trace.backend = backend.name();
+    trace.text = text;
+    trace.tokens = std::move(tokens);
+    trace.attention = std::move(out.attention);
+    trace.steps = std::move(out.steps);
+    if (out.logits.rows() > 0) trace.predictions = predictions(out.logits, 10);
+    if (last_logits) *last_logits = std::move(out.logits);
+    trace.token_predictions.assign(trace.tokens.size(), {});
+    trace.compute_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return trace;
+  }
+
+  std::vector<Prediction> predictions(const Matrix& logits, int k) const {
+    std::vector<Prediction> top = DecoderNetwork::top_predictions(logits, 0, k);
+    for (Prediction& p : top) p.text = printable(tokenizer_->decode(p.id));
+    return top;
+  }
+
+  bool is_end_of_text(int id) const {
+    const std::vector<int>& eos = network_.spec().eos_ids;
+    return id == tokenizer_->eos_id() || std::find(eos.begin(), eos.end(), id) != eos.end();
+  }
+
+  const DecoderNetwork& network() const { return network_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+  std::unique_ptr<Generator> start_generation(const std::string& text, Backend& backend,
+                                              const GenerationOptions& options) const override;
+
+ private:
+  std::string name_;
+  DecoderNetwork network_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+};
+
+class DecoderGenerator final : public Generator {
+ public:
+  DecoderGenerator(std::shared_ptr<const DecoderModel> model, const std::string& text,
+                   Backend& backend, const GenerationOptions& options)
+      : model_(std::move(model)), backend_(backend), options_(options), random_(options.seed) {
+    if (options.max_new_tokens < 0) throw UsageError("the number of new tokens must be >= 0");
+    if (!(options.temperature >= 0.0f) || !std::isfinite(options.temperature))
+      throw UsageError("temperature must be a finite number >= 0");
+    if (options.top_k < 0) throw UsageError("top-k must be >= 0 (0 = no limit)");
+    trace_ = model_->prompt_trace(text, backend, cache_, &next_logits_);
+    // No room left, or nothing to continue from (a tokenizer without BOS and an empty text).
+    if (trace_.tokens.empty() || trace_.truncated_at_byte >= 0) done_ = true;
+  }
+
+  const AttentionTrace& trace() const override { return trace_; }
+  bool done() const override {
+    return done_ || produced_ >= options_.max_new_tokens ||
+           static_cast<int>(trace_.tokens.size()) >= model_->network().spec().max_positions;
+  }
+
+  GenerationStep step() override {
+    if (done()) throw UsageError("generation has ended");
+    const Tokenizer& tok = model_->tokenizer();
+    GenerationStep st;
+    const Matrix logits = next_logits_;
+    st.predictions = model_->predictions(logits, options_.predictions);
+    const int id = choose_token(logits.row(0), options_, random_);
+    // The token's text extends the trace's text; its offsets point there.
+    const std::string piece = tok.decode(id);
+    st.token.id = id;
+    st.token.text = printable(tok.id_to_token(id));
+    st.token.start = static_cast<int>(trace_.text.size());
+    trace_.text += piece;
+    st.token.end = static_cast<int>(trace_.text.size());
+    st.token.generated = true;
+    st.end_of_text = model_->is_end_of_text(id);
+
+    // One token's work: its row of every head, attending to the cached keys.
+    DecoderRequest request;
+    DecoderOutputs out = model_->network().forward({id}, cache_, backend_, request);
+    const int m = static_cast<int>(trace_.tokens.size()) + 1;
+    st.attention.resize(out.attention.size());
+    for (std::size_t l = 0; l < out.attention.size(); ++l) {
+      for (std::size_t h = 0; h < out.attention[l].size(); ++h) {
+        Matrix& full = trace_.attention[l][h];
+        full.conservativeResize(m, m);
+        full.col(m - 1).setZero();  // causal: no earlier query sees the new key
+        full.row(m - 1) = out.attention[l][h].row(0);
+        st.attention[l].push_back(out.attention[l][h].row(0));
+      }
+    }
+    trace_.tokens.push_back(st.token);
+    trace_.token_predictions.push_back(st.predictions);
+    trace_.steps.clear();  // the formula steps were the prompt's
+    next_logits_ = out.logits;
+    trace_.predictions = model_->predictions(next_logits_, 10);
+    ++produced_;
+    if (st.end_of_text) done_ = true;
+    return st;
+  }
+
+ private:
+  std::shared_ptr<const DecoderModel> model_;
+  Backend& backend_;
+  GenerationOptions options_;
+  SeededRandom random_;
+  KvCache cache_;
+  AttentionTrace trace_;
+  Matrix next_logits_;  // [1 x vocab]: what the next step chooses from
+  int produced_ = 0;
+  bool done_ = false;
+};
+
+std::unique_ptr<Generator> DecoderModel::start_generation(const std::string& text, Backend& backend,
+                                                          const GenerationOptions& options) const {
+  return std::make_unique<DecoderGenerator>(shared_from_this(), text, backend, options);
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> load_decoder_model(const fs::path& folder, DecoderSpec spec,
+                                                const ProgressFn& progress) {
+  if (!has_tokenizer_files(folder))
+    throw ModelError(folder.string() + ": no tokenizer found (a " + spec.kind +
+                     " model needs tokenizer.json)");
+  std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(folder);
+  DecoderNetwork network = DecoderNetwork::load(folder, std::move(spec), progress);
+  if (tokenizer->vocab_size() > network.spec().vocab)
+    throw ModelError(folder.string() + ": the tokenizer has " +
+                     std::to_string(tokenizer->vocab_size()) + " tokens but the model only " +
+                     std::to_string(network.spec().vocab) + " (vocab_size in config.json)");
+  return std::make_shared<DecoderModel>(model_name_from_folder(folder), std::move(network),
+                                        std::move(tokenizer));
+}
+
+}  // namespace attnscope

@@ -1,0 +1,129 @@
+#pragma once
+// The forward pass of any decoder a DecoderSpec describes, on token ids (decoder_model.cpp adds the
+// tokenizer), with a KV cache: a call runs only the new tokens, attending to every cached one, so
+// generating step k costs one token's work.
+//
+//   x = embed(ids) · embedding_scale                                  [n x hidden]
+//   per layer:  h = rms_norm(x)
+//               q, k, v = h·Wq (+b), h·Wk (+b), h·Wv (+b)             [n x heads·dh], [n x kv·dh]
+//               q, k = rms_norm per head (qk_norm); rope(q), rope(k)   at positions past..past+n-1
+//               cache += k, v;  a = attention(q, cache) · Wo           (query head h uses KV head
+//               h/group) x += sandwich ? rms_norm(a) : a h = rms_norm(x);  m = down(act(gate(h)) ·
+//               up(h));  x += sandwich ? rms_norm(m) : m
+//   logits = softcap(rms_norm(x) · lm_headᵀ)                          [rows x vocab]
+//
+// Weights stay in their file's precision (memory-mapped) until a backend prepares them
+// (Backend::prepare_weight widens inside its kernels); the pages of a prepared tensor are handed
+// back to the kernel, so a model never costs its file size twice.
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/model/decoder/decoder_spec.h"
+#include "core/model/hf/checkpoint.h"
+#include "core/model/model.h"
+#include "core/model/transformer/transformer_blocks.h"
+
+namespace attnscope {
+
+// One layer's weights as read from the file. Norm weights and biases are small float tensors; the
+// matrices are views of the file.
+struct DecoderLayerFileWeights {
+  Tensor input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm;  // [1 x hidden]
+  Tensor q_norm, k_norm;                                                // [1 x head_dim]
+  WeightView q, k, v, o, gate, up, down;  // nn.Linear layout [out x in]
+  Tensor q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;  // [1 x out] or empty
+};
+
+struct DecoderFileWeights {
+  WeightView embed;    // [vocab x hidden]
+  WeightView lm_head;  // [vocab x hidden] (the embedding itself when tied)
+  Tensor final_norm;   // [1 x hidden]
+  std::vector<DecoderLayerFileWeights> layers;
+  DType dtype = DType::kF32;  // the embedding's (Gemma rounds its √hidden to it)
+  std::set<const void*>
+      mapped;  // matrices that lie in a file mapping (their pages can be released)
+};
+
+// The tensors of `checkpoint` that `spec` needs; throws ModelError naming file, tensor, expected
+// and found shape or dtype.
+std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint& checkpoint,
+                                                               const DecoderSpec& spec,
+                                                               const ProgressFn& progress);
+// Hands the pages of a prepared matrix back to the kernel (the backend's copy is what runs).
+void release_file_pages(const DecoderFileWeights& file, const WeightView& w);
+
+// What a backend runs: matrices prepared by that backend, small tensors in its memory.
+struct DecoderLayerWeights {
+  Tensor input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm, q_norm, k_norm;
+  std::shared_ptr<const PreparedWeight> q, k, v, o, gate, up, down;
+  Tensor q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
+};
+struct DecoderWeights {
+  std::vector<DecoderLayerWeights> layers;
+  Tensor final_norm;
+  std::shared_ptr<const PreparedWeight> lm_head;
+};
+
+// Keys and values of every position run so far, per layer, in one backend's memory.
+class KvCache {
+ public:
+  int length() const { return length_; }
+  const Backend* backend() const { return backend_; }
+
+ private:
+  friend class DecoderNetwork;
+  const Backend* backend_ = nullptr;
+  int length_ = 0, capacity_ = 0;
+  std::vector<Tensor> k_, v_;  // [capacity x kv_heads·head_dim] per layer; rows [0, length) used
+};
+
+// What one forward call returns.
+struct DecoderOutputs {
+  // attention[layer][head]: [n x (past + n)] — the new queries' rows over every key so far.
+  std::vector<std::vector<Matrix>> attention;
+  // When asked: the formula steps steps[layer * heads + head] for these n queries.
+  std::vector<HeadSteps> steps;
+  // [rows x vocab]: the last position's logits, or every new position's (all_logits).
+  Matrix logits;
+};
+
+struct DecoderRequest {
+  bool all_logits = false;  // logits of every new position (tests), not only the last
+  bool keep_attention = true;
+  bool keep_steps = false;
+};
+
+class DecoderNetwork {
+ public:
+  // config.json (through `spec`) + the safetensors of `folder`. Throws ModelError naming the file,
+  // tensor, the expected and the found shape or dtype.
+  static DecoderNetwork load(const std::filesystem::path& folder, DecoderSpec spec,
+                             const ProgressFn& progress = {});
+
+  const DecoderSpec& spec() const { return *spec_; }
+
+  // Runs `ids` at positions cache.length() …, appends their keys and values to `cache` (which must
+  // be empty or belong to `backend`) and returns what `request` asks for. Throws UsageError for an
+  // id outside the vocabulary or a sequence past max_position_embeddings.
+  DecoderOutputs forward(const std::vector<int>& ids, KvCache& cache, Backend& backend,
+                         const DecoderRequest& request = {}) const;
+
+  // The next-token distribution of a row of logits: the top `k` ids with their probabilities.
+  static std::vector<Prediction> top_predictions(const Matrix& logits, int row, int k);
+
+ private:
+  DecoderNetwork(std::shared_ptr<const DecoderSpec> spec,
+                 std::shared_ptr<const DecoderFileWeights> file, Checkpoint checkpoint);
+  std::shared_ptr<const DecoderWeights> weights_for(Backend& backend) const;
+  void grow(KvCache& cache, Backend& backend, int needed) const;
+
+  std::shared_ptr<const DecoderSpec> spec_;
+  std::shared_ptr<const DecoderFileWeights> file_;
+  std::shared_ptr<const Checkpoint> checkpoint_;
+  std::shared_ptr<PerBackendWeights<DecoderWeights>> device_;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,178 @@
+// Reading the config.json keys the decoder families share (modeling_rope_utils.py's rules for
+// rope_scaling included).
+#include "core/model/decoder/decoder_spec.h"
+
+#include <cmath>
+
+#include "core/model/transformer/hf_weights.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+namespace fs = std::filesystem;
+
+namespace {
+
+double number(const nlohmann::json& j, const std::string& key, double fallback,
+              const fs::path& where, const std::string& context = "") {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number())
+    throw ModelError(where.string() + ": '" + context + key + "' must be a number, found " +
+                     it->dump());
+  return it->get<double>();
+}
+
+std::vector<int> id_list(const nlohmann::json& config, const std::string& key,
+                         const fs::path& where) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return {};
+  std::vector<int> ids;
+  auto add = [&](const nlohmann::json& v) {
+    if (!v.is_number_integer() || v.get<long long>() < 0)
+      throw ModelError(where.string() + ": '" + key +
+                       "' must be a token id or a list of them, found " + it->dump());
+    ids.push_back(v.get<int>());
+  };
+  if (it->is_array())
+    for (const auto& v : *it) add(v);
+  else
+    add(*it);
+  return ids;
+}
+
+}  // namespace
+
+RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
+                   const fs::path& where) {
+  if (head_dim % 2 != 0)
+    throw ModelError(where.string() + ": head_dim " + std::to_string(head_dim) +
+                     " is odd; rotary embeddings rotate pairs of dimensions");
+  if (!(theta > 0)) throw ModelError(where.string() + ": 'rope_theta' must be positive");
+  RopeSpec r;
+  std::vector<double> inv(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i)
+    inv[i] = 1.0 / std::pow(theta, static_cast<double>(2 * i) / head_dim);
+  std::string type = "default";
+  if (scaling.is_object()) {
+    if (scaling.contains("rope_type") && scaling["rope_type"].is_string())
+      type = scaling["rope_type"].get<std::string>();
+    else if (scaling.contains("type") && scaling["type"].is_string())
+      type = scaling["type"].get<std::string>();
+  } else if (!scaling.is_null()) {
+    throw ModelError(where.string() + ": 'rope_scaling' must be an object or null, found " +
+                     scaling.dump());
+  }
+  const std::string ctx = "rope_scaling.";
+  if (type == "linear") {
+    const double factor = number(scaling, "factor", 0, where, ctx);
+    if (!(factor > 0)) throw ModelError(where.string() + ": 'rope_scaling.factor' must be > 0");
+    for (double& f : inv) f /= factor;
+  } else if (type == "llama3") {
+    // Long wavelengths are slowed by `factor`, short ones kept, the band between blended.
+    const double factor = number(scaling, "factor", 0, where, ctx);
+    const double low = number(scaling, "low_freq_factor", 0, where, ctx);
+    const double high = number(scaling, "high_freq_factor", 0, where, ctx);
+    const double old_len = number(scaling, "original_max_position_embeddings", 0, where, ctx);
+    if (!(factor > 0) || !(low > 0) || !(high > low) || !(old_len > 0))
+      throw ModelError(where.string() +
+                       ": rope_scaling of type llama3 needs factor > 0, 0 < low_freq_factor < "
+                       "high_freq_factor and original_max_position_embeddings > 0");
+    const double low_wavelen = old_len / low, high_wavelen = old_len / high;
+    for (double& f : inv) {
+      const double wavelen = 2 * M_PI / f;
+      const double scaled = wavelen > low_wavelen ? f / factor : f;
+      const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+      if (medium) {
+        const double smooth = (old_len / wavelen - low) / (high - low);
+        f = (1 - smooth) * scaled / factor + smooth * scaled;
+      } else {
+        f = scaled;
+      }
+    }
+  } else if (type != "default") {
+    throw ModelError(where.string() + ": rope_scaling type '" + type +
+                     "' is not supported (attnscope knows default, linear and llama3)");
+  }
+  r.inv_freq.assign(inv.begin(), inv.end());
+  return r;
+}
+
+MlpActivation activation_from_name(const std::string& name, const fs::path& where) {
+  if (name == "silu" || name == "swish") return MlpActivation::kSilu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast")
+    return MlpActivation::kGeluTanh;
+  if (name == "gelu") return MlpActivation::kGeluErf;
+  throw ModelError(where.string() + ": activation '" + name +
+                   "' is not supported (silu, gelu, gelu_pytorch_tanh)");
+}
+
+std::vector<DecoderLayerSpec> layers_from_types(const nlohmann::json& types, int layers, int window,
+                                                const fs::path& where) {
+  if (!types.is_array() || static_cast<int>(types.size()) != layers)
+    throw ModelError(where.string() + ": 'layer_types' must list " + std::to_string(layers) +
+                     " entries (num_hidden_layers), found " + types.dump());
+  std::vector<DecoderLayerSpec> out(layers);
+  for (int i = 0; i < layers; ++i) {
+    const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t == "sliding_attention") {
+      if (window <= 0)
+        throw ModelError(where.string() + ": layer " + std::to_string(i) +
+                         " is sliding_attention but 'sliding_window' is not a positive integer");
+      out[i].window = window;
+      out[i].local_rope = true;
+    } else if (t != "full_attention") {
+      throw ModelError(where.string() + ": layer_types[" + std::to_string(i) + "] is " +
+                       types[i].dump() + ", expected \"sliding_attention\" or \"full_attention\"");
+    }
+  }
+  return out;
+}
+
+DecoderSpec common_decoder_spec(const nlohmann::json& config, const fs::path& where,
+                                bool tied_default) {
+  DecoderSpec s;
+  s.kind = config.contains("model_type") && config["model_type"].is_string()
+               ? config["model_type"].get<std::string>()
+               : std::string();
+  s.layers = config_int(config, "num_hidden_layers", -1, where);
+  s.hidden = config_int(config, "hidden_size", -1, where);
+  s.heads = config_int(config, "num_attention_heads", -1, where);
+  s.kv_heads = config_int(config, "num_key_value_heads", s.heads, where);
+  s.ff = config_int(config, "intermediate_size", -1, where);
+  s.vocab = config_int(config, "vocab_size", -1, where);
+  s.max_positions = config_int(config, "max_position_embeddings", 1 << 20, where);
+  if (s.heads % s.kv_heads != 0)
+    throw ModelError(where.string() + ": num_attention_heads (" + std::to_string(s.heads) +
+                     ") is not a multiple of num_key_value_heads (" + std::to_string(s.kv_heads) +
+                     ")");
+  if (config.contains("head_dim") && !config["head_dim"].is_null()) {
+    s.head_dim = config_int(config, "head_dim", -1, where);
+  } else {
+    if (s.hidden % s.heads != 0)
+      throw ModelError(where.string() + ": hidden_size (" + std::to_string(s.hidden) +
+                       ") is not a multiple of num_attention_heads (" + std::to_string(s.heads) +
+                       ") and no head_dim is given");
+    s.head_dim = s.hidden / s.heads;
+  }
+  s.norm_eps = static_cast<float>(number(config, "rms_norm_eps", 1e-6, where));
+  s.attention_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const double theta = number(config, "rope_theta", 10000.0, where);
+  const nlohmann::json scaling =
+      config.contains("rope_scaling") ? config["rope_scaling"] : nlohmann::json();
+  s.rope = rope_spec(s.head_dim, theta, scaling, where);
+  s.rope_local = s.rope;
+  s.layer.assign(s.layers, DecoderLayerSpec{});
+  const auto tie = config.find("tie_word_embeddings");
+  s.tied_embeddings = (tie != config.end() && tie->is_boolean()) ? tie->get<bool>() : tied_default;
+  const std::vector<int> bos = id_list(config, "bos_token_id", where);
+  s.bos_id = bos.empty() ? -1 : bos.front();
+  s.eos_ids = id_list(config, "eos_token_id", where);
+  // Gemma configs name it hidden_activation (hidden_act may be there too, sometimes null).
+  std::string act = "silu";
+  for (const char* key : {"hidden_act", "hidden_activation"})
+    if (config.contains(key) && config[key].is_string()) act = config[key].get<std::string>();
+  s.activation = activation_from_name(act, where);
+  return s;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,60 @@
+#include "core/model/hf/hf_families.h"
+
+#include "core/model/bert/bert_model.h"
+#include "core/model/decoder/decoder_model.h"
+#include "core/model/gpt2/gpt2_model.h"
+
+namespace attnscope {
+namespace {
+
+std::shared_ptr<const Model> gpt2(const std::filesystem::path& folder, const nlohmann::json&,
+                                  const ProgressFn& progress) {
+  return load_gpt2_model(folder, progress);
+}
+std::shared_ptr<const Model> bert(const std::filesystem::path& folder, const nlohmann::json&,
+                                  const ProgressFn& progress) {
+  return load_bert_model(folder, progress);
+}
+// A decoder family: its config.json mapping, then the one decoder network.
+template <DecoderSpec (*Spec)(const nlohmann::json&, const std::filesystem::path&)>
+std::shared_ptr<const Model> decoder(const std::filesystem::path& folder,
+                                     const nlohmann::json& config, const ProgressFn& progress) {
+  return load_decoder_model(folder, Spec(config, folder / "config.json"), progress);
+}
+
+}  // namespace
+
+const std::vector<HfFamily>& hf_families() {
+  static const std::vector<HfFamily> families = {
+      {"gpt2", "GPT2", gpt2},
+      {"bert", "Bert", bert},
+      {"llama", "Llama", decoder<llama_spec>},
+      {"mistral", "Mistral", decoder<mistral_spec>},
+      {"qwen2", "Qwen2", decoder<qwen2_spec>},
+      {"qwen3", "Qwen3", decoder<qwen3_spec>},
+      {"gemma2", "Gemma2", decoder<gemma2_spec>},
+      {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>},
+  };
+  return families;
+}
+
+const HfFamily* find_hf_family(const nlohmann::json& config) {
+  const auto type = config.find("model_type");
+  if (type != config.end() && type->is_string()) {
+    for (const HfFamily& f : hf_families())
+      if (f.model_type == type->get<std::string>()) return &f;
+    return nullptr;
+  }
+  // Old configs may lack model_type; their architecture class names say the family.
+  const auto archs = config.find("architectures");
+  if (archs != config.end() && archs->is_array()) {
+    for (const nlohmann::json& a : *archs) {
+      if (!a.is_string()) continue;
+      for (const HfFamily& f : hf_families())
+        if (a.get<std::string>().rfind(f.architecture_prefix, 0) == 0) return &f;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace attnscope

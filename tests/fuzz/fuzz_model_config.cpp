@@ -1,0 +1,55 @@
+// Fuzz target: config.json -> the model description (family, listing note, and the gpt2 / bert
+// loaders' dimensions). The folder also holds the tiny fixture model's weights, so a config that
+// parses goes on to the shape checks against real tensors.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+#include "core/model/bert/bert_network.h"
+#include "core/model/gpt2/gpt2_network.h"
+#include "core/model/hf/hub_cache.h"
+#include "core/util/error.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path folder_for(const char* family) {
+  const fs::path dir = attnscope::fuzz::scratch_dir() / family;
+  fs::create_directories(dir);
+  const fs::path weights = dir / "model.safetensors";
+  std::error_code ec;
+  if (!fs::exists(weights, ec))
+    fs::create_symlink(
+        fs::path(ATTNSCOPE_FIXTURES) /
+            (std::string(family) == "gpt2" ? "gpt2-tiny-f32" : "bert-tiny-uncased-f32") /
+            "model.safetensors",
+        weights, ec);
+  return dir;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace attnscope;
+  static const fs::path gpt2 = folder_for("gpt2"), bert = folder_for("bert");
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  for (const fs::path& folder : {gpt2, bert}) {
+    fuzz::write_file(folder / "config.json", text);
+    try {
+      const nlohmann::json config = read_model_config(folder);
+      (void)model_family(config);
+      (void)model_type_name(config);
+      (void)find_weights(folder);
+    } catch (const ModelError&) {
+    }
+    (void)inspect_model_folder(folder);  // never throws
+    try {
+      if (folder == gpt2)
+        (void)Gpt2Network::load(folder);
+      else
+        (void)BertNetwork::load(folder);
+    } catch (const ModelError&) {
+    }
+  }
+  return 0;
+}

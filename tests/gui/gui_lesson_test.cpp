@@ -1,0 +1,295 @@
+// The guided lesson under Xvfb: every step at 1280×720 in the light theme shows the core's numbers
+// (grids, bars, neighbours, heads) in large type, the cells carry the colormap color of their
+// values, and the presenters' keys step through it.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/model/lesson/lesson_model.h"
+#include "gui_test_util.h"
+
+namespace attnscope {
+namespace {
+
+using test::colormap_rgb;
+using test::read_json;
+using test::read_png;
+using test::run_app;
+using test::shell_quote;
+
+const std::string kSentence = "she sat on the bank of the river and watched the water";
+
+struct AppRun {
+  int rc = -1;
+  nlohmann::json layout;
+  test::Image image;
+  std::string dir;
+};
+
+AppRun run_lesson(const std::string& args) {
+  AppRun r;
+  r.dir = test::temp_dir();
+  const std::string png = r.dir + "/shot.png", json = r.dir + "/layout.json";
+  r.rc = run_app("--window 1280x720 --screenshot " + shell_quote(png) + " --layout " +
+                 shell_quote(json) + " " + args);
+  if (r.rc == 0) {
+    r.layout = read_json(json);
+    r.image = read_png(png);
+  }
+  return r;
+}
+
+const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& view,
+                                const std::string& name = "") {
+  for (const auto& v : layout["views"])
+    if (v["view"] == view && (name.empty() || v.value("name", "") == name)) return &v;
+  return nullptr;
+}
+
+AttentionTrace core_trace(const std::string& text, LessonOptions o = {}) {
+  auto cpu = make_cpu_backend();
+  return make_lesson_model(o)->run(text, *cpu);
+}
+
+// The grid's values are `want` (masked entries null), and each cell's top-left pixels (away from
+// the number in its middle) have the colormap color of its value.
+void check_grid(const nlohmann::json& grid, const Matrix& want, const Matrix* masked,
+                const test::Image& img, const std::string& colormap = "viridis") {
+  const int n = grid["rows"];
+  ASSERT_EQ(n, want.rows());
+  const double vmin = grid["vmin"], vmax = grid["vmax"];
+  const double x0 = grid["x"], y0 = grid["y"], cw = grid["cell_w"], ch = grid["cell_h"];
+  int checked = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const auto& v = grid["values"][i][j];
+      if (masked && std::isinf((*masked)(i, j))) {
+        EXPECT_TRUE(v.is_null()) << i << "," << j;
+        continue;
+      }
+      ASSERT_TRUE(v.is_number()) << i << "," << j;
+      EXPECT_NEAR(v.get<double>(), want(i, j), 1e-4 + 1e-4 * std::fabs(want(i, j)));
+      auto rgb = colormap_rgb(colormap, (want(i, j) - vmin) / (vmax - vmin));
+      const int px = static_cast<int>(x0 + j * cw + 3), py = static_cast<int>(y0 + i * ch + 3);
+      auto got = img.at(px, py);
+      for (int c = 0; c < 3; ++c)
+        EXPECT_NEAR(got[c], rgb[c], 6) << "cell " << i << "," << j << " channel " << c;
+      ++checked;
+    }
+  EXPECT_GT(checked, n);
+}
+
+// Large type: readable from the back of a classroom at 1280×720.
+void check_lesson_frame(const AppRun& r, int step) {
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.image.width, 1280);
+  EXPECT_EQ(r.image.height, 720);
+  EXPECT_EQ(r.layout["theme"], "light");
+  const nlohmann::json* lesson = find_view(r.layout, "lesson");
+  ASSERT_NE(lesson, nullptr);
+  EXPECT_EQ((*lesson)["step"], step);
+  EXPECT_FALSE((*lesson)["title"].get<std::string>().empty());
+  const std::string say = (*lesson)["say"];
+  EXPECT_GT(say.size(), 40u);
+  EXPECT_LT(say.size(), 260u) << "one or two sentences";
+  EXPECT_GE((*lesson)["font_px"].get<double>(), 24.0);
+  EXPECT_GE((*lesson)["title_px"].get<double>(), 32.0);
+  EXPECT_EQ((*lesson)["tokens"], 12);
+  EXPECT_EQ(r.layout["traces"][0]["text"], kSentence);
+  // The light theme: a white page, dark text (sampled in the top-left margin).
+  auto bg = r.image.at(8, 40);
+  EXPECT_GT(bg[0] + bg[1] + bg[2], 3 * 235);
+}
+
+TEST(Lesson, Step1WordsAndTheirVectors) {
+  AppRun r = run_lesson("--lesson 1");
+  check_lesson_frame(r, 1);
+  ASSERT_NE(find_view(r.layout, "lesson_picture", "vectors"), nullptr);
+  EXPECT_EQ((*find_view(r.layout, "lesson_picture", "vectors"))["rows"], 12);
+}
+
+TEST(Lesson, Step2QueryKeyValue) {
+  AppRun r = run_lesson("--lesson 2");
+  check_lesson_frame(r, 2);
+  for (const char* name : {"Q: what I look for", "K: what I offer", "V: what I pass on"})
+    EXPECT_NE(find_view(r.layout, "lesson_picture", name), nullptr) << name;
+}
+
+TEST(Lesson, Step3ScoresAreTheCoresWithTheirColors) {
+  AppRun r = run_lesson("--lesson 3");
+  check_lesson_frame(r, 3);
+  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "scores");
+  ASSERT_NE(grid, nullptr);
+  AttentionTrace t = core_trace(kSentence);
+  EXPECT_TRUE((*grid)["numbers"]);
+  EXPECT_GE((*grid)["number_px"].get<double>(), 20.0);
+  check_grid(*grid, t.steps[0].scores, &t.steps[0].scaled, r.image);
+}
+
+TEST(Lesson, Step4WithoutTheScalingSoftmaxSaturates) {
+  AttentionTrace t = core_trace(kSentence);
+  AppRun scaled = run_lesson("--lesson 4");
+  check_lesson_frame(scaled, 4);
+  const nlohmann::json* grid = find_view(scaled.layout, "lesson_picture", "logits_scaled");
+  ASSERT_NE(grid, nullptr);
+  check_grid(*grid, t.steps[0].scaled, &t.steps[0].scaled, scaled.image);
+  const int focus = (*find_view(scaled.layout, "lesson"))["focus"];
+  ASSERT_EQ(focus, 4);  // "bank"
+  const auto& with = (*find_view(scaled.layout, "lesson_picture", "softmax_scaled"))["values"];
+  for (int j = 0; j < 12; ++j)
+    EXPECT_NEAR(with[j].get<double>(), t.attention[0][0](focus, j), 1e-4);
+
+  AppRun unscaled = run_lesson("--lesson 4 --keys u");
+  check_lesson_frame(unscaled, 4);
+  const nlohmann::json* bars = find_view(unscaled.layout, "lesson_picture", "softmax_unscaled");
+  ASSERT_NE(bars, nullptr);
+  // Without ÷√d_k the model's own logits are √128 times larger: the core without scaling.
+  LessonOptions off;
+  off.scale = false;
+  AttentionTrace u = core_trace(kSentence, off);
+  std::vector<double> without = (*bars)["values"];
+  for (int j = 0; j < 12; ++j) EXPECT_NEAR(without[j], u.attention[0][0](focus, j), 1e-4);
+  const double max_with = *std::max_element(with.begin(), with.end());
+  const double max_without = *std::max_element(without.begin(), without.end());
+  EXPECT_LT(max_with, 0.5);     // shared
+  EXPECT_GT(max_without, 0.9);  // saturated: one word takes nearly everything
+}
+
+TEST(Lesson, Step5WeightsRowsAddUpToOne) {
+  AppRun r = run_lesson("--lesson 5");
+  check_lesson_frame(r, 5);
+  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "weights");
+  ASSERT_NE(grid, nullptr);
+  AttentionTrace t = core_trace(kSentence);
+  check_grid(*grid, t.attention[0][0], &t.steps[0].scaled, r.image);
+  for (const auto& row : (*grid)["values"]) {
+    double sum = 0;
+    for (const auto& v : row) sum += v.is_null() ? 0.0 : v.get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+  }
+}
+
+TEST(Lesson, Step6TheNewVectorMovesTowardTheSense) {
+  AppRun r = run_lesson("--lesson 6");
+  check_lesson_frame(r, 6);
+  const nlohmann::json* nb = find_view(r.layout, "lesson_picture", "neighbours");
+  ASSERT_NE(nb, nullptr);
+  AttentionTrace t = core_trace(kSentence);
+  MeaningShift shift = lesson_meaning_shift(t, 4, 8);
+  for (size_t k = 0; k < (*nb)["in_context"].size(); ++k)
+    EXPECT_EQ((*nb)["in_context"][k], shift.context_neighbors[k].word);
+  // "bank" alone is money-like; in the river sentence, river words join its neighbours.
+  const auto& ctx = (*nb)["in_context"];
+  EXPECT_TRUE(std::find(ctx.begin(), ctx.end(), "river") != ctx.end());
+  const auto& alone = (*nb)["alone"];
+  EXPECT_TRUE(std::find(alone.begin(), alone.end(), "river") == alone.end());
+}
+
+TEST(Lesson, Step7TwoHeadsDoDifferentThings) {
+  AppRun r = run_lesson("--lesson 7");
+  check_lesson_frame(r, 7);
+  const nlohmann::json* meaning = find_view(r.layout, "lesson_picture", "head1_says");
+  const nlohmann::json* position = find_view(r.layout, "lesson_picture", "head2_says");
+  ASSERT_NE(meaning, nullptr);
+  ASSERT_NE(position, nullptr);
+  EXPECT_EQ((*meaning)["role"], "meaning");
+  EXPECT_EQ((*position)["role"], "position");
+  EXPECT_EQ((*meaning)["looks_at"], "bank \xE2\x86\x92 river");
+  LessonOptions two;
+  two.heads = 2;
+  AttentionTrace t = core_trace(kSentence, two);
+  check_grid(*find_view(r.layout, "lesson_picture", "head1"), t.attention[0][0], &t.steps[0].scaled,
+             r.image);
+  const nlohmann::json* head2 = find_view(r.layout, "lesson_picture", "head2");
+  check_grid(*head2, t.attention[0][1], &t.steps[1].scaled, r.image);
+  // The position head's strongest cell in every row is a neighbour.
+  for (int i = 0; i < 12; ++i) {
+    int best = 0;
+    t.attention[0][1].row(i).maxCoeff(&best);
+    EXPECT_EQ(std::abs(best - i), 1);
+  }
+}
+
+TEST(Lesson, Step8WordOrderNeedsPositions) {
+  auto weights_of = [](const nlohmann::json& row) {
+    std::map<std::string, double> w;  // each word of the sentence appears once but "the"
+    for (const auto& chip : row)
+      if (chip["word"] != "the") w[chip["word"]] = chip["weight"];
+    return w;
+  };
+  AppRun off = run_lesson("--lesson 8");
+  check_lesson_frame(off, 8);
+  const nlohmann::json* orders = find_view(off.layout, "lesson_picture", "orders");
+  ASSERT_NE(orders, nullptr);
+  EXPECT_FALSE((*orders)["positions"]);
+  EXPECT_EQ(off.layout["traces"][1]["text"],
+            "water the watched and river the of bank the on sat she");
+  auto a = weights_of((*orders)["rows"][0]), b = weights_of((*orders)["rows"][1]);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [word, w] : a) EXPECT_NEAR(w, b[word], 1e-5) << word;
+
+  AppRun on = run_lesson("--lesson 8 --keys p");
+  check_lesson_frame(on, 8);
+  orders = find_view(on.layout, "lesson_picture", "orders");
+  EXPECT_TRUE((*orders)["positions"]);
+  EXPECT_TRUE((*find_view(on.layout, "lesson"))["positional"]);
+  a = weights_of((*orders)["rows"][0]), b = weights_of((*orders)["rows"][1]);
+  double differ = 0;
+  for (const auto& [word, w] : a) differ = std::max(differ, std::fabs(w - b[word]));
+  EXPECT_GT(differ, 0.01);
+}
+
+int step_after(const std::string& args) {
+  AppRun r = run_lesson(args);
+  if (r.rc != 0) return -100;
+  const nlohmann::json* lesson = find_view(r.layout, "lesson");
+  return lesson ? (*lesson)["step"].get<int>() : 0;  // 0: the lesson was left
+}
+
+TEST(Lesson, PresenterKeysStep) {
+  EXPECT_EQ(step_after("--lesson 1 --keys pagedown,pagedown,right,pageup"), 3);
+  EXPECT_EQ(step_after("--lesson 8 --keys pagedown,right"), 8);  // stays on the last step
+  EXPECT_EQ(step_after("--lesson 2 --keys left,left,pageup"), 1);
+  EXPECT_EQ(step_after("--lesson 3 --keys end"), 8);
+  EXPECT_EQ(step_after("--lesson 6 --keys home"), 1);
+  EXPECT_EQ(step_after("--lesson 4 --keys escape"), 0);  // left: the explorer is back
+  EXPECT_EQ(step_after("--keys f5,pagedown"), 2);        // F5 enters the lesson
+}
+
+TEST(Lesson, PredictFirstHidesTheNumbersUntilRevealed) {
+  const std::string dir = test::temp_dir(), session = dir + "/predict.attnscope";
+  std::ofstream(session) << R"({"format": "attnscope-session/1",
+      "view": {"mode": "lesson", "lesson_step": 5, "lesson_predict": true}})";
+  AppRun hidden = run_lesson("--session " + shell_quote(session));
+  ASSERT_EQ(hidden.rc, 0);
+  const nlohmann::json* lesson = find_view(hidden.layout, "lesson");
+  ASSERT_NE(lesson, nullptr);
+  EXPECT_EQ((*lesson)["step"], 5);
+  EXPECT_TRUE((*lesson)["predict"]);
+  EXPECT_FALSE((*lesson)["revealed"]);
+  EXPECT_EQ(find_view(hidden.layout, "lesson_picture", "weights"), nullptr);
+  // The clicker's "next" reveals first, then moves on.
+  AppRun shown = run_lesson("--session " + shell_quote(session) + " --keys pagedown");
+  EXPECT_TRUE((*find_view(shown.layout, "lesson"))["revealed"]);
+  EXPECT_NE(find_view(shown.layout, "lesson_picture", "weights"), nullptr);
+  EXPECT_EQ(step_after("--session " + shell_quote(session) + " --keys pagedown,pagedown"), 6);
+}
+
+TEST(Lesson, TheTeacherRetypesTheSentence) {
+  AppRun r = run_lesson("--lesson 5 --type-keys " + shell_quote("dogs chase cats"));
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.layout["traces"][0]["text"], "dogs chase cats");
+  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "weights");
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ((*grid)["rows"], 3);
+  AttentionTrace t = core_trace("dogs chase cats");
+  check_grid(*grid, t.attention[0][0], &t.steps[0].scaled, r.image);
+}
+
+}  // namespace
+}  // namespace attnscope

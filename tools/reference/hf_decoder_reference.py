@@ -1,0 +1,237 @@
+"""An independent float64 reference for attnscope's decoder families: llama (Llama 2/3/3.1/3.2,
+TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2 and gemma3_text.
+
+Written after Hugging Face transformers' modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
+modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modeling_rope_utils.py and
+masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
+without any attnscope code. One class per concept, the family differences spelled out where HF
+spells them. Run with /usr/bin/python3 (Debian's python3-torch).
+"""
+import json
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+from hf_reference import read_safetensors
+
+
+# ---- weights ------------------------------------------------------------------------------------
+
+def read_checkpoint(folder):
+    """name -> (float32 numpy array, dtype) for model.safetensors or its shards."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    files = ["model.safetensors"]
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    tensors = {}
+    for name in files:
+        tensors.update(read_safetensors(os.path.join(folder, name)))
+    return tensors
+
+
+def file_dtype(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    return {"float32": torch.float32, "float16": torch.float16,
+            "bfloat16": torch.bfloat16}[cfg.get("torch_dtype", "float32")]
+
+
+# ---- rope (modeling_rope_utils.py) --------------------------------------------------------------
+
+def rope_inv_freq(head_dim, base, scaling):
+    """inv_freq of the default rule, then the rope_scaling rule ("linear", "llama3")."""
+    inv = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    if not scaling:
+        return inv
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return inv
+    if kind == "linear":
+        return inv / scaling["factor"]
+    if kind == "llama3":
+        factor = scaling["factor"]
+        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old_len = scaling["original_max_position_embeddings"]
+        low_wavelen, high_wavelen = old_len / low, old_len / high
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > low_wavelen, inv / factor, inv)
+        smooth = (old_len / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
+        return torch.where(medium, smoothed, scaled)
+    raise ValueError(f"rope_scaling {kind} not in the reference")
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rope(x, inv_freq, positions):
+    """x [heads, n, dh]; HF's cos/sin of cat(freqs, freqs)."""
+    freqs = positions[:, None].to(torch.float64) * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)
+
+
+# ---- the description each family's config maps to ----------------------------------------------
+
+class Spec:
+    def __init__(self, cfg):
+        t = cfg["model_type"]
+        self.kind = t
+        self.layers = cfg["num_hidden_layers"]
+        self.hidden = cfg["hidden_size"]
+        self.heads = cfg["num_attention_heads"]
+        self.kv_heads = cfg.get("num_key_value_heads") or self.heads
+        self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
+        self.eps = cfg.get("rms_norm_eps", 1e-6)
+        self.gemma = t in ("gemma2", "gemma3_text")
+        self.qk_norm = t in ("qwen3", "gemma3_text")
+        self.qkv_bias = t == "qwen2" or cfg.get("attention_bias", False)
+        self.o_bias = cfg.get("attention_bias", False) and t != "qwen2"
+        self.mlp_bias = cfg.get("mlp_bias", False)
+        act = cfg.get("hidden_activation") or cfg.get("hidden_act", "silu")
+        self.act = act
+        self.tied = cfg.get("tie_word_embeddings", self.gemma)
+        self.scale = (cfg["query_pre_attn_scalar"] ** -0.5) if self.gemma else self.head_dim ** -0.5
+        self.attn_softcap = cfg.get("attn_logit_softcapping") if t == "gemma2" else None
+        self.final_softcap = cfg.get("final_logit_softcapping") if self.gemma else None
+        base = cfg.get("rope_theta", 10000.0)
+        scaling = cfg.get("rope_scaling")
+        self.global_inv_freq = rope_inv_freq(self.head_dim, base, scaling)
+        self.local_inv_freq = self.global_inv_freq
+        # Which layers look through a sliding window, and how wide it is.
+        window = cfg.get("sliding_window")
+        if t == "mistral":
+            self.windows = [window] * self.layers
+        elif t in ("qwen2", "qwen3"):
+            types = cfg.get("layer_types") or [
+                "sliding_attention" if cfg.get("use_sliding_window") and i >= cfg.get("max_window_layers", 0)
+                else "full_attention" for i in range(self.layers)]
+            self.windows = [window if ty == "sliding_attention" else None for ty in types]
+        elif t == "gemma2":
+            types = cfg.get("layer_types") or [
+                "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(self.layers)]
+            self.windows = [window if ty == "sliding_attention" else None for ty in types]
+        elif t == "gemma3_text":
+            pattern = cfg.get("sliding_window_pattern", 6)
+            types = cfg.get("layer_types") or [
+                "sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(self.layers)]
+            self.windows = [window if ty == "sliding_attention" else None for ty in types]
+            # Local layers: rope_local_base_freq without scaling (Gemma3's rotary_emb_local).
+            self.local_inv_freq = rope_inv_freq(self.head_dim, cfg.get("rope_local_base_freq", 10000.0), None)
+        else:
+            self.windows = [None] * self.layers
+
+
+def rms_norm(x, w, eps, gemma):
+    """Llama: w * normed; Gemma: normed * (1 + w). Both normalise by the root mean square."""
+    normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return normed * (1.0 + w) if gemma else w * normed
+
+
+def activation(name, x):
+    if name == "silu":
+        return F.silu(x)
+    if name in ("gelu_pytorch_tanh", "gelu_new", "gelu_fast"):
+        return F.gelu(x, approximate="tanh")
+    if name == "gelu":
+        return F.gelu(x)
+    raise ValueError(name)
+
+
+def attention_mask(n, window, past=0):
+    """True where key j is visible to query i (masking_utils: causal, and within the window:
+    j > i - window)."""
+    q = torch.arange(past, past + n)[:, None]
+    k = torch.arange(0, past + n)[None, :]
+    visible = k <= q
+    if window is not None:
+        visible &= k > q - window
+    return visible
+
+
+class DecoderReference:
+    def __init__(self, folder, compute_dtype=torch.float64):
+        """compute_dtype float64 for golden data; bench/compare_pytorch.py times it in float32."""
+        with open(os.path.join(folder, "config.json")) as f:
+            self.cfg = json.load(f)
+        self.spec = Spec(self.cfg)
+        self.dtype = file_dtype(folder)
+        self.compute_dtype = compute_dtype
+        raw = read_checkpoint(folder)
+        self.w = {}
+        for k in list(raw):
+            self.w[k] = torch.from_numpy(raw.pop(k)).to(compute_dtype)
+
+    def get(self, name):
+        return self.w[name]
+
+    def linear(self, x, name, bias):
+        y = x @ self.get(name + ".weight").T
+        return y + self.get(name + ".bias") if bias else y
+
+    def forward(self, ids, last_logits_only=False):
+        """ids: list -> dict with attention [layer][head, n, n], logits [n, V] (or [1, V] for the
+        last position only), rotated q per layer [heads, n, dh] and k per layer [kv_heads, n, dh]
+        (what the scores multiply)."""
+        s = self.spec
+        n = len(ids)
+        pos = torch.arange(n)
+        x = self.get("model.embed_tokens.weight")[torch.tensor(ids)]
+        if s.gemma:
+            # Gemma scales the embeddings by sqrt(hidden) in the weights' dtype (the normalizer is a
+            # tensor of that dtype), so a bf16 checkpoint multiplies by the bf16-rounded value.
+            x = x * torch.tensor(s.hidden ** 0.5, dtype=self.dtype).to(self.compute_dtype)
+        out = {"attention": [], "q": [], "k": []}
+        group = s.heads // s.kv_heads
+        for l in range(s.layers):
+            p = f"model.layers.{l}."
+            h = rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
+            q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias).view(n, s.heads, s.head_dim).transpose(0, 1)
+            k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
+            v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
+            if s.qk_norm:
+                q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, s.gemma)
+                k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
+            window = s.windows[l]
+            inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
+            q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
+            out["q"].append(q)
+            out["k"].append(k)
+            k_rep = k.repeat_interleave(group, dim=0)  # repeat_kv
+            v_rep = v.repeat_interleave(group, dim=0)
+            scores = q @ k_rep.transpose(-1, -2) * s.scale
+            if s.attn_softcap is not None:
+                scores = torch.tanh(scores / s.attn_softcap) * s.attn_softcap
+            scores = scores.masked_fill(~attention_mask(n, window), float("-inf"))
+            weights = torch.softmax(scores, dim=-1)
+            out["attention"].append(weights)
+            ctx = (weights @ v_rep).transpose(0, 1).reshape(n, s.heads * s.head_dim)
+            a = self.linear(ctx, p + "self_attn.o_proj", s.o_bias)
+            if s.gemma:
+                a = rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
+                x = x + a
+                h = rms_norm(x, self.get(p + "pre_feedforward_layernorm.weight"), s.eps, True)
+            else:
+                x = x + a
+                h = rms_norm(x, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
+            m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
+                self.linear(h, p + "mlp.up_proj", s.mlp_bias)
+            m = self.linear(m, p + "mlp.down_proj", s.mlp_bias)
+            if s.gemma:
+                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, True)
+            x = x + m
+        if last_logits_only:
+            x = x[-1:]
+        x = rms_norm(x, self.get("model.norm.weight"), s.eps, s.gemma)
+        head = self.get("model.embed_tokens.weight") if s.tied else self.get("lm_head.weight")
+        logits = x @ head.T
+        if s.final_softcap is not None:
+            logits = torch.tanh(logits / s.final_softcap) * s.final_softcap
+        out["logits"] = logits
+        return out
