@@ -4,6 +4,7 @@
 // (tests/gl/gl_backend_equivalence_test.cpp). Built as libattnscope_gl.so and loaded at run time
 // (core/backend/select.cpp), so neither the core nor the executable needs libEGL.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -174,6 +175,8 @@ class GlBackend final : public Backend {
       p.set("causal", mask.causal ? 1 : 0);
       p.set("mask_self", mask.mask_self ? 1 : 0);
       p.set("has_padding", mask.key_padding.empty() ? 0 : 1);
+      p.set("query_offset", mask.query_offset);
+      p.set("window", mask.window);
     });
   }
 
@@ -187,21 +190,81 @@ class GlBackend final : public Backend {
             x.rows, x.cols, [&](ComputeProgram& p) { p.set("eps", eps); });
   }
 
-  // Every head in one dispatch (work groups = queries x heads), its weights written straight into
-  // one [heads x n x n] buffer that is then read back head by head.
-  void self_attention_heads(const Tensor& qkv, int heads, float score_factor,
-                            const AttentionMask& mask, Tensor& context,
-                            std::vector<Matrix>* weights) override {
-    const int d = context.cols;
-    require(heads > 0 && d % heads == 0 && qkv.cols == 3 * d && context.rows == qkv.rows,
-            "self_attention_heads: shapes differ");
-    require(mask.key_padding.empty() || int(mask.key_padding.size()) == qkv.rows,
-            "self_attention_heads: key padding length differs from the number of keys");
-    const AttentionShape shape{heads, heads, d / heads, score_factor, 0.0f, 0, 0};
-    if (!attention_fits(qkv.rows, qkv.rows, shape.head_dim, {qkv, context}))
-      return Backend::self_attention_heads(qkv, heads, score_factor, mask, context, weights);
-    attention_all_heads(qkv.cols_view(0, d), qkv.cols_view(d, d), qkv.cols_view(2 * d, d), shape,
-                        mask, context, weights);
+  // ---- the modern-LLM ops ----------------------------------------------------------------------
+  void softcap(Tensor& x, float cap) override {
+    require(cap > 0, "softcap: the cap must be positive");
+    elementwise("softcap", {{"x", x}}, x.rows, x.cols, [&](ComputeProgram& p) {
+      p.set("cap", cap);
+      p.set("inv_cap", 1.0f / cap);
+    });
+  }
+
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, float weight_offset,
+                Tensor& y) override {
+    const int g = weight.cols;
+    require(weight.rows == 1 && g > 0 && x.cols % g == 0 && y.rows == x.rows && y.cols == x.cols,
+            "rms_norm: shapes differ");
+    const int groups = x.cols / g;
+    run_blocks(
+        "rms_norm", {{"x", x}, {"weight", weight, false}, {"y", y}}, x.rows, x.cols,
+        [&](ComputeProgram& p) {
+          p.set("g", g);
+          p.set("eps", eps);
+          p.set("weight_offset", weight_offset);
+        },
+        [&](int rows) { gpu_.dispatch_rows(std::size_t(rows) * groups); });
+  }
+
+  void gated_activation(const Tensor& gate, const Tensor& up, Activation act,
+                        Tensor& out) override {
+    require(gate.rows == up.rows && gate.cols == up.cols && out.rows == gate.rows &&
+                out.cols == gate.cols,
+            "gated_activation: shapes differ");
+    const int code = act == Activation::kSiLU ? 0 : act == Activation::kGeluTanh ? 1 : 2;
+    elementwise("gated_activation", {{"gate", gate}, {"up", up}, {"out", out}}, gate.rows,
+                gate.cols, [&](ComputeProgram& p) { p.set("act", code); });
+  }
+
+  void rope(Tensor& x, int heads, int head_dim, const std::vector<float>& inv_freq,
+            int pos0) override {
+    const int half = head_dim / 2;
+    require(head_dim > 0 && head_dim % 2 == 0 && heads > 0 && x.cols == heads * head_dim,
+            "rope: x's columns are not heads · head_dim");
+    require(static_cast<int>(inv_freq.size()) == half, "rope: inv_freq is not head_dim / 2 long");
+    require(pos0 >= 0, "rope: negative position");
+    if (x.rows == 0) return;
+    // cos and sin of each row's angles, in double from the float angle (see rope.comp.glsl).
+    Matrix cos_table(x.rows, half), sin_table(x.rows, half);
+    for (int i = 0; i < x.rows; ++i) {
+      const float pos = static_cast<float>(pos0 + i);
+      for (int j = 0; j < half; ++j) {
+        const float angle = pos * inv_freq[j];
+        cos_table(i, j) = static_cast<float>(std::cos(static_cast<double>(angle)));
+        sin_table(i, j) = static_cast<float>(std::sin(static_cast<double>(angle)));
+      }
+    }
+    const Tensor c = upload(cos_table), s = upload(sin_table);
+    run_blocks(
+        "rope", {{"x", x}, {"cos_table", c}, {"sin_table", s}}, x.rows, x.cols,
+        [&](ComputeProgram& p) { p.set("head_dim", head_dim); },
+        [&](int rows) { gpu_.dispatch_elements(std::size_t(rows) * (x.cols / 2)); });
+  }
+
+  // Every head in one dispatch (work groups = queries x heads), the weights written straight into
+  // one [heads x n x m] buffer that is then read back head by head. (self_attention_heads, the
+  // interface's default, comes here with column views of qkv.)
+  void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
+                       int head_dim, float score_factor, float logit_softcap,
+                       const AttentionMask& mask, Tensor& context,
+                       std::vector<Matrix>* weights) override {
+    check_attention_shapes(q, k, v, heads, kv_heads, head_dim, mask, context);
+    if (!attention_fits(q.rows, k.rows, head_dim, {q, k, v, context}))
+      return Backend::attention_heads(q, k, v, heads, kv_heads, head_dim, score_factor,
+                                      logit_softcap, mask, context, weights);
+    attention_all_heads(
+        q, k, v,
+        {heads, kv_heads, head_dim, score_factor, logit_softcap, mask.query_offset, mask.window},
+        mask, context, weights);
   }
 
  private:

@@ -1,7 +1,8 @@
-// Every backend op on the opengl backend against the CPU reference, tolerance tol + |ref|·eps (the
-// harness of tests/common/op_cases.h, which CUDA runs too). These run in CI on Mesa's llvmpipe: the
-// OpenGL module must load and make a context there, so a failure to do so fails, never skips.
-// The CPU reference keeps to float arithmetic (CpuPrecision::kFloat).
+// Every backend op on the opengl backend (tests/common/op_cases.h: today's ops and the modern-LLM
+// ones, the harness CUDA runs too) against the double-precision reference and against the CPU's
+// float path, tolerance tol + |ref|·eps, with guard values around every output. These run in CI on
+// Mesa's llvmpipe: the OpenGL module must load and make a context there, so a failure to do so
+// fails, never skips.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -31,31 +32,47 @@ std::shared_ptr<Backend> opengl_with_small_blocks(long long bytes) {
   return backend;
 }
 
-void expect_every_op_matches_the_cpu(Backend& gl) {
+void expect_every_op_matches(Backend& gl, const std::vector<test::OpCase>& cases, int at_least) {
   auto cpu = make_cpu_backend(CpuPrecision::kFloat);
-  for (const test::OpCase& c : test::backend_op_cases()) {
-    SCOPED_TRACE(c.name);
-    const Matrix ref = c.run(*cpu);
-    const Matrix got = c.run(gl);
+  int checked = 0;
+  for (const test::OpCase& c : cases) {
+    SCOPED_TRACE(gl.description() + ": " + c.name);
+    Matrix got, cpu_got;
+    try {
+      got = c.run(gl);
+      cpu_got = c.run(*cpu);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "threw: " << e.what();
+      continue;
+    }
+    const test::MatrixD ref = c.reference();
     ASSERT_EQ(got.rows(), ref.rows());
     ASSERT_EQ(got.cols(), ref.cols());
-    EXPECT_LE(test::tolerance_ratio(got, ref, c.tol, c.eps), 1.0);
+    const double vs_double = test::tolerance_ratio(got, ref, c.tol, c.eps);
+    EXPECT_LE(vs_double, 1.0) << "against double: worst |got - ref| / (tol + |ref|·eps) = "
+                              << vs_double;
+    // Both within tolerance of the double result: within twice that of each other.
+    const double vs_cpu = test::tolerance_ratio(got, cpu_got, 2 * c.tol, 2 * c.eps);
+    EXPECT_LE(vs_cpu, 1.0) << "against the CPU: worst ratio " << vs_cpu;
+    ++checked;
   }
+  EXPECT_GT(checked, at_least);
 }
 
-TEST(OpenGlEquivalence, EveryOpMatchesTheCpuReference) {
+TEST(OpenGlEquivalence, EveryOpMatchesDoublePrecisionAndTheCpu) {
   auto gl = opengl_or_fail();
   ASSERT_TRUE(gl);
   EXPECT_EQ(gl->name(), "opengl");
-  expect_every_op_matches_the_cpu(*gl);
+  expect_every_op_matches(*gl, test::backend_op_cases(), 60);
 }
 
 TEST(OpenGlEquivalence, EveryOpMatchesWhenTensorsExceedOneStorageBlock) {
   // 4 KiB blocks: every case above 1,000 values runs in row or column pieces (attention falls
-  // back to its head-by-head form, whose ops split).
+  // back to its head-by-head form, whose ops split). Today's ops only: the modern-LLM cases at
+  // this size take minutes of dispatches on llvmpipe.
   auto gl = opengl_with_small_blocks(4096);
   ASSERT_TRUE(gl);
-  expect_every_op_matches_the_cpu(*gl);
+  expect_every_op_matches(*gl, test::gpt2_bert_op_cases(), 20);
 }
 
 TEST(OpenGlEquivalence, AttentionForwardMatchesTheCpu) {
