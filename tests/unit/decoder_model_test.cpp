@@ -27,6 +27,13 @@ fs::path fixture(const std::string& name) {
   return fs::path(ATTNSCOPE_FIXTURES) / name;
 }
 
+// The trace as `attnscope export` writes it, parsed back.
+nlohmann::json trace_to_json(const AttentionTrace& t) {
+  std::ostringstream out;
+  write_trace_json(t, out);
+  return nlohmann::json::parse(out.str());
+}
+
 bool has_tokenizer(const std::string& name) {
   return fs::exists(fixture(name) / "tokenizer.json");
 }

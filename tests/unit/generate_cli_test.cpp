@@ -72,11 +72,15 @@ TEST_P(DecoderCli, ExportAndGenerate) {
   EXPECT_EQ(gt["tokens"][n]["predictions"].size(), 10u);
   EXPECT_EQ(gt["attention"][0][0].size(), total);
   EXPECT_EQ(gt["attention"][0][0][total - 1].size(), total);
-  // The same seed gives the same continuation.
+  // The same seed gives the same continuation
   const CliRun again = run("generate --model '" + folder_.string() +
                            "' --text 'The cat sat on the mat.' -n 4 --temperature 0.8 --top-k 20 "
                            "--seed 3 --backend cpu");
-  EXPECT_EQ(again.out, g.out);
+  // (Token ids; the last bits of the floats may differ with how the threads split the work.)
+  ASSERT_EQ(again.exit_code, 0);
+  const nlohmann::json at = nlohmann::json::parse(again.out);
+  ASSERT_EQ(at["tokens"].size(), total);
+  for (std::size_t i = 0; i < total; ++i) EXPECT_EQ(at["tokens"][i]["id"], gt["tokens"][i]["id"]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, DecoderCli,
