@@ -33,7 +33,10 @@ int main(int argc, char** argv) {
   }
   const int n = argc > 3 ? std::stoi(argv[3]) : 1024, layers = 12, heads = 12;
   AttentionTrace t;
-  t.model = {"gpt2-shaped", "gpt2", layers, heads, nlohmann::json::object()};
+  t.model.name = "gpt2-shaped";
+  t.model.kind = "gpt2";
+  t.model.layers = layers;
+  t.model.heads = heads;
   t.backend = "cpu";
   for (int i = 0; i < n; ++i) {
     t.tokens.push_back(

@@ -10,7 +10,10 @@ namespace attnscope::test {
 
 inline AttentionTrace sample_trace(int layers, int heads, int n, unsigned seed = 7) {
   AttentionTrace t;
-  t.model = {"sample", "gpt2", layers, heads, nlohmann::json::object()};
+  t.model.name = "sample";
+  t.model.kind = "gpt2";
+  t.model.layers = layers;
+  t.model.heads = heads;
   t.backend = "cpu";
   const char* words[] = {"she", " sat", ",", " \"by\"", " the\nbank", " caf\xC3\xA9", "!", " x"};
   for (int i = 0; i < n; ++i) {
