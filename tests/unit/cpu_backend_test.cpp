@@ -101,12 +101,17 @@ TEST(BackendSelection, AutoFallsBackWithAReasonOrUsesCuda) {
   ASSERT_TRUE(s.backend);
   if (s.backend->name() == "cpu") {
     EXPECT_FALSE(s.fallback_reason.empty()) << "a fallback must say why";
-    // Asking for CUDA explicitly is then an error that carries the same reason.
+    // Asking for CUDA explicitly is then an error whose reason is the one auto gave for CUDA
+    // (auto's reason also says why OpenGL was not used).
+    std::string why;
+    EXPECT_FALSE(try_cuda_backend(why));
+    ASSERT_FALSE(why.empty());
+    EXPECT_EQ(s.fallback_reason.rfind(why, 0), 0u) << s.fallback_reason;
     try {
       select_backend(BackendChoice::kCuda);
       FAIL() << "expected BackendError";
     } catch (const BackendError& e) {
-      EXPECT_NE(std::string(e.what()).find(s.fallback_reason), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   } else {
     EXPECT_EQ(s.backend->name(), "cuda");
