@@ -413,8 +413,7 @@ TEST_F(DownloadTest, UnsupportedModelTypeIsRefusedBeforeDownloading) {
     download_model(request);
     FAIL() << "expected ModelError";
   } catch (const ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("model type t5 is not supported yet"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("model type t5 is not supported yet"), std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(server.requests_for(repo.weights_path()).empty());
