@@ -1,11 +1,13 @@
-// Fuzz target: config.json -> the model description (family, listing note, and the gpt2 / bert
-// loaders' dimensions). The folder also holds the tiny fixture model's weights, so a config that
-// parses goes on to the shape checks against real tensors.
+// Fuzz target: config.json -> the model description (family, listing note, the gpt2 / bert
+// loaders' dimensions, and every decoder family's DecoderSpec). The folder also holds the tiny
+// fixture model's weights, so a config that parses goes on to the shape checks against real
+// tensors.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 
 #include "core/model/bert/bert_network.h"
+#include "core/model/decoder/decoder_spec.h"
 #include "core/model/gpt2/gpt2_network.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
@@ -43,6 +45,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const ModelError&) {
     }
     (void)inspect_model_folder(folder);  // never throws
+    if (folder == gpt2) {
+      // The modern families read the same config.json into a DecoderSpec (once per input).
+      try {
+        const nlohmann::json config = nlohmann::json::parse(text);
+        using SpecFn = DecoderSpec (*)(const nlohmann::json&, const fs::path&);
+        for (SpecFn spec :
+             {&llama_spec, &mistral_spec, &qwen2_spec, &qwen3_spec, &gemma2_spec, &gemma3_spec}) {
+          try {
+            (void)spec(config, folder / "config.json");
+          } catch (const ModelError&) {
+          }
+        }
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
     try {
       if (folder == gpt2)
         (void)Gpt2Network::load(folder);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend/select.h"
+#include "core/model/decoder/decoder_spec.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/model/hf/safetensors.h"
 #include "core/model/registry.h"
@@ -215,6 +216,33 @@ TEST(HostileConfig, ConfigAskingForHugeTensorsFailsOnTheShapeWithinMemory) {
   EXPECT_TRUE(contains(r.message, "'wte.weight' has shape [")) << r.message;
   EXPECT_TRUE(contains(r.message, "expected [16777216 x")) << r.message;
   EXPECT_FALSE(contains(r.message, "bad_alloc")) << r.message;
+}
+
+// Found by fuzz_model_config once it reached the decoder families: a boolean key holding a number,
+// an object or an array escaped as the JSON library's bare type_error.
+TEST(HostileConfig, ABooleanKeyOfAnotherTypeIsNamed) {
+  const nlohmann::json base = {{"hidden_size", 32},        {"num_hidden_layers", 2},
+                               {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                               {"intermediate_size", 64},  {"vocab_size", 100}};
+  using SpecFn = DecoderSpec (*)(const nlohmann::json&, const fs::path&);
+  const std::vector<std::pair<std::string, SpecFn>> cases = {{"attention_bias", &llama_spec},
+                                                             {"mlp_bias", &llama_spec},
+                                                             {"attention_bias", &qwen3_spec},
+                                                             {"use_sliding_window", &qwen2_spec}};
+  for (const auto& [key, spec] : cases) {
+    for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json::object(),
+                                      nlohmann::json::array(), nlohmann::json("yes")}) {
+      nlohmann::json config = base;
+      config[key] = bad;
+      try {
+        (void)spec(config, "m/config.json");
+        ADD_FAILURE() << key << " = " << bad.dump() << " was accepted";
+      } catch (const ModelError& e) {
+        EXPECT_TRUE(contains(e.what(), "m/config.json: '" + key + "' must be true or false"))
+            << e.what();
+      }
+    }
+  }
 }
 
 TEST(HostileConfig, NegativeLayerNormEpsilonIsRefused) {

@@ -61,6 +61,16 @@ std::string config_string(const nlohmann::json& config, const std::string& key,
   return it->get<std::string>();
 }
 
+bool config_bool(const nlohmann::json& config, const std::string& key, bool fallback,
+                 const std::filesystem::path& where) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return fallback;
+  if (!it->is_boolean())
+    throw ModelError(where.string() + ": '" + key + "' must be true or false, found " +
+                     found_text(*it));
+  return it->get<bool>();
+}
+
 namespace {
 
 // Whether a tensor of `shape` reads as [rows x cols] (SafetensorsFile::matrix's rule).

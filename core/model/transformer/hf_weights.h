@@ -27,6 +27,9 @@ float config_float(const nlohmann::json& config, const std::string& key, float f
 // library's type_error.
 std::string config_string(const nlohmann::json& config, const std::string& key,
                           const std::string& fallback, const std::filesystem::path& where);
+// config[key] as true/false (null or absent: `fallback`); anything else is an error naming the key.
+bool config_bool(const nlohmann::json& config, const std::string& key, bool fallback,
+                 const std::filesystem::path& where);
 
 // Tensors of one checkpoint (one file or shards). Checkpoints save the same weights with or without
 // the base model's prefix ("transformer." in GPT2LMHeadModel, "bert." in BertForMaskedLM), so each

@@ -9,7 +9,7 @@ namespace attnscope {
 // Qwen2 and Qwen3 choose their sliding layers the same way.
 void qwen_sliding_layers(const nlohmann::json& config, const std::filesystem::path& where,
                          DecoderSpec& s) {
-  const bool use = config.value("use_sliding_window", false);
+  const bool use = config_bool(config, "use_sliding_window", false, where);
   if (config.contains("layer_types") && config["layer_types"].is_array()) {
     const int window = use ? config_int(config, "sliding_window", 0, where) : 0;
     s.layer = layers_from_types(config["layer_types"], s.layers, window, where);
