@@ -87,6 +87,14 @@ std::string to_utf8(char32_t cp) {
   return out;
 }
 
+std::string printable_utf8(std::string_view bytes) {
+  if (is_valid_utf8(bytes)) return std::string(bytes);
+  std::string out;
+  for (const CodePoint& cp : decode_utf8(bytes))
+    append_utf8(out, cp.valid ? cp.value : kReplacementCharacter);
+  return out;
+}
+
 bool is_valid_utf8(std::string_view text) {
   for (std::size_t offset = 0; offset < text.size();) {
     const CodePoint cp = decode_at(text, offset);

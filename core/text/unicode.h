@@ -31,6 +31,9 @@ std::vector<CodePoint> decode_utf8(std::string_view text);
 void append_utf8(std::string& out, char32_t cp);
 std::string to_utf8(char32_t cp);
 bool is_valid_utf8(std::string_view text);
+// `bytes` as valid UTF-8, each invalid byte replaced by U+FFFD: a token's bytes may be part of a
+// multi-byte character (byte-level BPE splits emoji), while traces are JSON and the UI draws UTF-8.
+std::string printable_utf8(std::string_view bytes);
 
 // The two-letter general category, e.g. "Lu", "Nd", "Zs"; "Cn" for unassigned code points.
 std::string_view general_category(char32_t cp);

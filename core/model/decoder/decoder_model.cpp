@@ -18,16 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A token's bytes may be part of a multi-byte character (byte-level BPE splits emoji); the trace
-// is JSON and the UI draws UTF-8, so each invalid byte becomes U+FFFD.
-std::string printable(const std::string& bytes) {
-  if (unicode::is_valid_utf8(bytes)) return bytes;
-  std::string out;
-  for (const unicode::CodePoint& cp : unicode::decode_utf8(bytes))
-    unicode::append_utf8(out, cp.valid ? cp.value : unicode::kReplacementCharacter);
-  return out;
-}
-
 // A deterministic random stream (splitmix64): the same seed gives the same tokens everywhere.
 class SeededRandom {
  public:
@@ -132,7 +122,7 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
 
   std::vector<Prediction> predictions(const Matrix& logits, int k) const {
     std::vector<Prediction> top = DecoderNetwork::top_predictions(logits, 0, k);
-    for (Prediction& p : top) p.text = printable(tokenizer_->decode(p.id));
+    for (Prediction& p : top) p.text = unicode::printable_utf8(tokenizer_->decode(p.id));
     return top;
   }
 
@@ -183,7 +173,7 @@ class DecoderGenerator final : public Generator {
     // The token's text extends the trace's text; its offsets point there.
     const std::string piece = tok.decode(id);
     st.token.id = id;
-    st.token.text = printable(tok.id_to_token(id));
+    st.token.text = unicode::printable_utf8(tok.id_to_token(id));
     st.token.start = static_cast<int>(trace_.text.size());
     trace_.text += piece;
     st.token.end = static_cast<int>(trace_.text.size());

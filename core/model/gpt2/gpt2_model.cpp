@@ -12,16 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A predicted token's bytes may be part of a multi-byte character (GPT-2 splits emoji into bytes);
-// the trace is JSON and the UI draws UTF-8, so each invalid byte becomes U+FFFD.
-std::string printable(const std::string& bytes) {
-  if (unicode::is_valid_utf8(bytes)) return bytes;
-  std::string out;
-  for (const unicode::CodePoint& cp : unicode::decode_utf8(bytes))
-    unicode::append_utf8(out, cp.valid ? cp.value : unicode::kReplacementCharacter);
-  return out;
-}
-
 class Gpt2Model final : public Model {
  public:
   Gpt2Model(std::string name, Gpt2Network network, std::shared_ptr<const Tokenizer> tokenizer)
@@ -53,7 +43,8 @@ class Gpt2Model final : public Model {
     trace.text = text;
     trace.tokens = std::move(tokens);
     trace.truncated_at_byte = truncated_at;
-    for (Prediction& p : trace.predictions) p.text = printable(tokenizer_->decode(p.id));
+    for (Prediction& p : trace.predictions)
+      p.text = unicode::printable_utf8(tokenizer_->decode(p.id));
     return trace;
   }
 
