@@ -189,7 +189,7 @@ Session parse_session(const std::string& document, const std::string& file) {
   json doc;
   try {
     doc = json::parse(document);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number overflow
     throw SessionError(where + ": not JSON: " + json_problem(e));  // short, one line
   }
   if (!doc.is_object())

@@ -12,5 +12,8 @@ namespace attnscope {
 // attention weights are NaN or infinite: the activations overflowed …". A row of zeros is accepted
 // only from the lesson model, whose self mask can leave a query nothing to attend to.
 void check_attention_rows(const AttentionTrace& trace);
+// The same check where a fully masked (all-zero) row is allowed or not: stored traces may hold
+// them (the trace readers accept them, as attention_forward writes them).
+void check_attention_rows(const AttentionTrace& trace, bool zero_rows_allowed);
 
 }  // namespace attnscope
