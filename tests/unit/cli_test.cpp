@@ -2,10 +2,10 @@
 // machine without the CUDA runtime.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/common/shell.h"
 
 namespace {
 
@@ -15,22 +15,13 @@ fs::path attnscope_exe() {
   return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
 }
 
-struct CliRun {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using CliRun = attnscope::test::ShellRun;
 
 CliRun run(const std::string& args) {
   // Built with append: GCC 12 gives a false -Wrestrict on a chain of operator+ here.
   std::string cmd = "'";
   cmd.append(attnscope_exe().string()).append("' ").append(args).append(" 2>&1");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return attnscope::test::run_shell(cmd);
 }
 
 class Cli : public ::testing::Test {
@@ -62,12 +53,8 @@ TEST_F(Cli, UnknownModelIsAOneLineUsageError) {
 
 TEST_F(Cli, ExecutableDoesNotLinkTheCudaRuntime) {
   // The CUDA backend is a dlopen'ed module: the executable itself must start without libcudart.
-  FILE* p = popen(("ldd '" + attnscope_exe().string() + "'").c_str(), "r");
-  ASSERT_TRUE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  pclose(p);
+  const std::string out =
+      attnscope::test::run_shell("ldd '" + attnscope_exe().string() + "'").output;
   EXPECT_EQ(out.find("libcudart"), std::string::npos) << out;
   EXPECT_EQ(out.find("libcublas"), std::string::npos) << out;
 }

@@ -2,10 +2,10 @@
 // one-line messages for empty options, full disks and closed pipes. Runs build/bin/attnscope.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/common/shell.h"
 
 namespace {
 
@@ -15,22 +15,13 @@ fs::path attnscope_exe() {
   return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
 }
 
-struct CliRun {
-  int exit_code;
-  std::string output;  // stderr (and stdout, unless the command redirects it)
-};
+using CliRun = attnscope::test::ShellRun;
 
 // `args` is shell syntax: redirections such as "> /dev/full" or ">&-" apply to attnscope itself.
 CliRun run(const std::string& args) {
   std::string cmd = "'";
   cmd.append(attnscope_exe().string()).append("' ").append(args).append(" 2>&3");
-  FILE* p = popen(("{ " + cmd + "; } 3>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return attnscope::test::run_shell("{ " + cmd + "; } 3>&1");
 }
 
 class HostileCli : public ::testing::Test {

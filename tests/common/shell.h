@@ -1,0 +1,26 @@
+#pragma once
+// Runs a shell command line and collects what it prints: the CLI tests' one way to run attnscope.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace attnscope::test {
+
+struct ShellRun {
+  int exit_code;       // -1 when the command did not exit normally
+  std::string output;  // what the command line sends to its stdout (redirect stderr as needed)
+};
+
+inline ShellRun run_shell(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace attnscope::test
