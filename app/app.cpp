@@ -140,9 +140,10 @@ void App::update() {
   if (auto loaded = loader_.take_result()) {
     if (loaded->model) {
       state.model = loaded->model;
+      state.model_info = loaded->info;
       state.model_spec = loaded->label;
       state.model_error.clear();
-      ModelInfo info = state.model->info();
+      const ModelInfo& info = state.model_info;
       state.layer = std::min(state.layer, std::max(0, info.layers - 1));
       state.head = std::min(state.head, std::max(0, info.heads - 1));
       if (auto* stored = dynamic_cast<const TraceModel*>(state.model.get())) {

@@ -62,6 +62,7 @@ struct AppState {
 
   // Model: the one computing now, what it is, and how it was asked for.
   std::shared_ptr<const Model> model;
+  ModelInfo model_info;  // model->info() of `model`, read once when it loaded (views read this)
   std::string model_spec = "lesson";
   std::string model_error;  // why the newest load failed (the previous model stays)
   LessonOptions lesson;     // edited by the controls; applied by rebuilding the lesson model

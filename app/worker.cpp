@@ -16,6 +16,17 @@ int test_delay_ms() {
   const char* v = std::getenv("ATTNSCOPE_TEST_COMPUTE_DELAY_MS");
   return v ? std::clamp(std::atoi(v), 0, 10000) : 0;
 }
+
+// The meaning view's numbers (a vocabulary scan per token) for a lesson trace.
+void publish_meaning_shifts(ComputeResult& result) {
+  if (!result.trace || !result.trace->model.capabilities.meaning_shift) return;
+  try {
+    result.meaning_shifts =
+        std::make_shared<const std::vector<MeaningShift>>(lesson_meaning_shifts(*result.trace, 8));
+  } catch (const std::exception& e) {
+    result.meaning_error = e.what();
+  }
+}
 }  // namespace
 
 Worker::Worker() : thread_([this] { loop(); }) {}
@@ -74,6 +85,7 @@ void Worker::loop() {
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();
       result->trace = std::move(trace);
+      publish_meaning_shifts(*result);
     } catch (const std::exception& e) {
       result->error = e.what();
     } catch (...) {

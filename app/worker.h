@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/backend/backend.h"
+#include "core/model/lesson/lesson_model.h"
 #include "core/model/model.h"
 #include "core/trace/trace.h"
 
@@ -33,6 +34,11 @@ struct ComputeResult {
   // The newest successful trace (kept from an earlier job when this one failed).
   std::shared_ptr<const AttentionTrace> trace;
   std::string error;  // why the newest job failed; empty when it succeeded
+  // Lesson traces (capabilities.meaning_shift): every token's meaning shift, [token], computed
+  // here so the meaning view only reads; null for other models. meaning_error says why it is
+  // missing when it should be there (the word vectors could not be read).
+  std::shared_ptr<const std::vector<MeaningShift>> meaning_shifts;
+  std::string meaning_error;
 };
 
 class Worker {

@@ -68,17 +68,13 @@ void MeaningView::Draw(ViewContext& ctx) {
     ImGui::PopStyleColor();
     return;
   }
-  if (cached_trace != ctx.trace_ref || cached_token != ctx.focus) {
-    cached_trace = ctx.trace_ref;
-    cached_token = ctx.focus;
-    error.clear();
-    try {
-      shift = lesson_meaning_shift(*ctx.trace, ctx.focus, 8);
-    } catch (const std::exception& e) {
-      shift = {};
-      error = e.what();
-    }
-  }
+  const auto& result = ctx.app.slots[ctx.slot].result;
+  const std::string error = result ? result->meaning_error : std::string();
+  const std::vector<MeaningShift>* shifts =
+      result && result->trace.get() == ctx.trace ? result->meaning_shifts.get() : nullptr;
+  static const MeaningShift kNone;
+  const MeaningShift& shift =
+      shifts && ctx.focus < static_cast<int>(shifts->size()) ? (*shifts)[ctx.focus] : kNone;
   std::string word = token_label(ctx.trace->tokens[ctx.focus], 20);
   if (!error.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().error), "%s", error.c_str());
