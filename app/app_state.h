@@ -21,6 +21,10 @@ struct SlotState {
   std::string label;                            // e.g. "river" (preset sense)
   int locked_token = -1;                        // clicked token (-1: none)
   std::string preferred_word;                   // focus this word when a new trace arrives
+  // Generation (decoders): the settings of the Generate button, and whether the focus follows
+  // each new token as it comes (false once the user steps back on the timeline).
+  GenerationOptions generation{.max_new_tokens = 16, .predictions = 10};
+  bool follow_generation = true;
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),

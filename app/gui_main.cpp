@@ -59,6 +59,14 @@ bool pressed(int key, bool ctrl = false) {
     if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
   return false;
 }
+// A press of `key` with exactly `mods` among Shift, Ctrl and Alt (the arrows mean one thing plain
+// and another with Shift).
+bool pressed_with(int key, int mods) {
+  constexpr int kMask = GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT;
+  for (const KeyPress& k : g_key_presses)
+    if (k.key == key && (k.mods & kMask) == mods) return true;
+  return false;
+}
 
 // Files and folders dropped on the window since the last frame.
 std::vector<std::string> g_dropped;
@@ -336,10 +344,28 @@ int run_gui(const GuiOptions& options) {
       }
     }
     // Keyboard shortcuts (arrows only while no text box has the keyboard).
+    // ←/→ step the generation timeline instead while the pointer is over it, and with Shift always
+    // (the sentence in focus, else the one that generated).
     if (!io.WantTextInput && app.state.model && !lesson_mode.active) {
       const ModelInfo& info = app.state.model_info;
-      if (pressed(GLFW_KEY_RIGHT)) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
-      if (pressed(GLFW_KEY_LEFT)) app.state.layer = std::max(app.state.layer - 1, 0);
+      const int over_timeline = main_window.timeline_hovered_slot();
+      const bool plain_right = pressed_with(GLFW_KEY_RIGHT, 0),
+                 plain_left = pressed_with(GLFW_KEY_LEFT, 0);
+      if (over_timeline >= 0) {
+        if (plain_right) app.step_timeline(over_timeline, +1);
+        if (plain_left) app.step_timeline(over_timeline, -1);
+      } else {
+        if (plain_right) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
+        if (plain_left) app.state.layer = std::max(app.state.layer - 1, 0);
+      }
+      if (pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ||
+          pressed_with(GLFW_KEY_LEFT, GLFW_MOD_SHIFT)) {
+        const int delta = pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ? +1 : -1;
+        int slot = app.state.show_second ? app.state.focus.active_slot : 0;
+        const auto& r = app.state.slots[slot].result;
+        if (!(r && r->generation)) slot = 1 - slot;
+        app.step_timeline(slot, delta);
+      }
       if (pressed(GLFW_KEY_DOWN)) app.state.head = std::min(app.state.head + 1, info.heads - 1);
       if (pressed(GLFW_KEY_UP)) app.state.head = std::max(app.state.head - 1, 0);
     }

@@ -104,8 +104,10 @@ GuiScript::GuiScript(const GuiOptions& options)
       characters_(code_points(options.type_keys)),
       keys_(parse_scripted_keys(options.keys)),
       drop_(options.drop),
+      generate_tokens_(options.generate),
       typing_(options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle),
-      dropped_(options.drop.empty()) {}
+      dropped_(options.drop.empty()),
+      generated_(options.generate <= 0) {}
 
 void GuiScript::before_new_frame(ImGuiIO& io) {
   // Scripted typing: one character per frame into the focused text box.
@@ -126,6 +128,10 @@ void GuiScript::inject(App& app, int frame, std::vector<KeyPress>& presses,
   if (!dropped_) {
     dropped.push_back(drop_);
     dropped_ = true;
+  } else if (!generated_) {
+    app.state.slots[0].generation.max_new_tokens = generate_tokens_;
+    app.generate(0);
+    generated_ = true;
   } else if (keys_pressed_ < keys_.size()) {
     presses.push_back(keys_[keys_pressed_++]);
   }
@@ -133,7 +139,7 @@ void GuiScript::inject(App& app, int frame, std::vector<KeyPress>& presses,
 
 bool GuiScript::inputs_done() const {
   return (typing_ == Typing::kNone || typing_ == Typing::kDone) && keys_pressed_ == keys_.size() &&
-         dropped_;
+         dropped_ && generated_;
 }
 
 void GuiScript::after_frame(App& app, MainWindow& main_window, int frame, double frame_ms) {

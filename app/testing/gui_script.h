@@ -1,8 +1,8 @@
 #pragma once
 // The test harness of the GUI, apart from the frame loop: the hidden options that drive a headless
-// run (--type-keys, --keys, --drop) as a small state machine the loop calls at fixed points of each
-// frame, and the layout file (--layout, "attnscope-layout/1") written at the end. run_gui
-// (app/gui_main.cpp) owns the window and the frame; this owns what a test scripted.
+// run (--type-keys, --keys, --drop, --generate) as a small state machine the loop calls at fixed
+// points of each frame, and the layout file (--layout, "attnscope-layout/1") written at the end.
+// run_gui (app/gui_main.cpp) owns the window and the frame; this owns what a test scripted.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -41,8 +41,8 @@ class GuiScript {
   bool busy() const { return typing_ != Typing::kNone; }
   // Before ImGui::NewFrame: the next typed character, one per frame.
   void before_new_frame(ImGuiIO& io);
-  // After App::update: once everything is computed, a dropped path or the next scripted key,
-  // one per settled frame.
+  // After App::update: once everything is computed, a dropped path, then --generate, then the next
+  // scripted key, one per settled frame.
   void inject(App& app, int frame, std::vector<KeyPress>& presses,
               std::vector<std::string>& dropped);
   // Every scripted step has happened (the headless run may capture and exit).
@@ -63,6 +63,7 @@ class GuiScript {
   std::vector<unsigned> characters_;
   std::vector<KeyPress> keys_;
   std::string drop_;
+  int generate_tokens_ = 0;  // --generate N (0: none)
 
   Typing typing_ = Typing::kNone;
   int typed_ = 0, keys_injected_ = 0, frames_after_ = 0;
@@ -72,6 +73,7 @@ class GuiScript {
   std::uint64_t jobs_before_ = 0;
   size_t keys_pressed_ = 0;
   bool dropped_ = true;
+  bool generated_ = true;  // the --generate request was made (or none was asked for)
 };
 
 // Everything the layout file reports about the run besides the app's own state.
