@@ -72,9 +72,10 @@ Matrix request_matrix(const FigureRequest& r) {
 
 std::string request_title(const FigureRequest& r) {
   std::string title = r.trace->model.name.empty() ? r.trace->model.kind : r.trace->model.name;
-  title += " \xC2\xB7 layer " + std::to_string(r.layer) + " \xC2\xB7 ";
-  if (r.aggregate.empty()) return title + "head " + std::to_string(r.head);
-  return title + r.aggregate + " of " + std::to_string(r.trace->heads()) + " heads";
+  title += " \xC2\xB7 ";
+  if (r.aggregate.empty())
+    return title + "layer " + std::to_string(r.layer) + " \xC2\xB7 head " + std::to_string(r.head);
+  return title + head_aggregate(r.aggregate).title(*r.trace, r.layer);
 }
 
 void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
