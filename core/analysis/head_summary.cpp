@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "core/util/error.h"
 
@@ -30,11 +31,24 @@ struct Mean {
   float value() const { return count == 0 ? 0.0f : static_cast<float>(sum / count); }
 };
 
-}  // namespace
+// For each key position q, the keys that followed earlier occurrences of token ids[q]: the
+// induction targets {j+1 : j < q, ids[j] == ids[q]}. Built once per trace shape, O(n + matches).
+std::vector<std::vector<int>> induction_targets(const std::vector<int>& ids) {
+  std::vector<std::vector<int>> targets(ids.size());
+  std::unordered_map<int, std::vector<int>> seen;  // id -> its positions so far
+  for (size_t q = 0; q < ids.size(); ++q) {
+    if (ids[q] < 0) continue;
+    std::vector<int>& earlier = seen[ids[q]];
+    for (int j : earlier) targets[q].push_back(j + 1);
+    earlier.push_back(static_cast<int>(q));
+  }
+  return targets;
+}
 
-HeadSummary summarize_head(const Matrix& w, int first_query_position) {
+HeadSummary summarize(const Matrix& w, int first_query_position,
+                      const std::vector<std::vector<int>>& targets) {
   const int first = first_query_position_of(w, first_query_position);
-  Mean entropy, distance, first_mass, previous, diagonal;
+  Mean entropy, distance, first_mass, previous, diagonal, induction;
   for (Eigen::Index i = 0; i < w.rows(); ++i) {
     double row_sum = 0.0;
     for (Eigen::Index j = 0; j < w.cols(); ++j) row_sum += w(i, j);
@@ -51,15 +65,36 @@ HeadSummary summarize_head(const Matrix& w, int first_query_position) {
     first_mass.add(w(i, 0) / row_sum);
     if (pos >= 1) previous.add(w(i, pos - 1) / row_sum);
     diagonal.add(w(i, pos) / row_sum);
+    if (!targets.empty() && !targets[static_cast<size_t>(pos)].empty()) {
+      double mass = 0.0;
+      for (int k : targets[static_cast<size_t>(pos)]) mass += w(i, k);
+      induction.add(mass / row_sum);
+    }
   }
-  return {entropy.value(), distance.value(), first_mass.value(), previous.value(),
-          diagonal.value()};
+  return {entropy.value(),  distance.value(), first_mass.value(),
+          previous.value(), diagonal.value(), induction.value()};
+}
+
+}  // namespace
+
+HeadSummary summarize_head(const Matrix& w, int first_query_position,
+                           const std::vector<int>& key_token_ids) {
+  if (!key_token_ids.empty() && key_token_ids.size() != static_cast<size_t>(w.cols()))
+    throw Error("head summary: " + std::to_string(key_token_ids.size()) +
+                " token ids for a matrix of " + std::to_string(w.cols()) + " keys");
+  return summarize(w, first_query_position, induction_targets(key_token_ids));
 }
 
 std::vector<std::vector<HeadSummary>> summarize_trace(const AttentionTrace& trace) {
+  std::vector<int> ids = token_ids(trace.tokens);
+  const size_t keys = trace.attention.empty() || trace.attention[0].empty()
+                          ? 0
+                          : static_cast<size_t>(trace.attention[0][0].cols());
+  if (ids.size() != keys) ids.clear();  // a trace without its tokens: no induction score
+  const auto targets = induction_targets(ids);
   std::vector<std::vector<HeadSummary>> all(trace.attention.size());
   for (size_t l = 0; l < trace.attention.size(); ++l)
-    for (const Matrix& head : trace.attention[l]) all[l].push_back(summarize_head(head));
+    for (const Matrix& head : trace.attention[l]) all[l].push_back(summarize(head, -1, targets));
   return all;
 }
 
@@ -76,6 +111,10 @@ const std::vector<HeadSummaryKey>& head_summary_keys() {
        [](const HeadSummary& s) { return s.previous_token; }, true},
       {"diagonal", "diagonal", "share of attention a query gives itself",
        [](const HeadSummary& s) { return s.diagonal; }, true},
+      {"induction", "induction",
+       "share of attention on the token after an earlier occurrence of the query's token "
+       "(0 when no token repeats)",
+       [](const HeadSummary& s) { return s.induction; }, true},
   };
   return keys;
 }

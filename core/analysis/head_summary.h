@@ -30,14 +30,22 @@ struct HeadSummary {
   float first_token_mass = 0.0f;
   // Previous-token score, p_i,(p_i − 1), averaged over the live rows with p_i ≥ 1.
   float previous_token = 0.0f;
-  // Diagonal (self) score, p_i,p_i, averaged over the live rows whose own position is a key.
+  // Diagonal (self) score, p_i,p_i, averaged over the live rows (every query is a key).
   float diagonal = 0.0f;
+  // Induction (prefix-matching) score, when the keys' token ids are known: the mass on the tokens
+  // that followed earlier occurrences of the query's own token, Σ p_i,(j+1) over j < p_i with
+  // id_j = id_(p_i), averaged over the live rows whose token occurred before. An induction head
+  // scores near 1 on a repeated random sequence. 0 when no token repeats (or ids are unknown).
+  float induction = 0.0f;
 };
 
-// Throws Error when first_query_position puts a query outside [0, keys).
-HeadSummary summarize_head(const Matrix& weights, int first_query_position = -1);
+// key_token_ids: empty, or one vocabulary id per key (the trace's token ids) for the induction
+// score; ids < 0 (unknown words) never match. Throws Error when first_query_position puts a query
+// outside [0, keys) or key_token_ids has the wrong length.
+HeadSummary summarize_head(const Matrix& weights, int first_query_position = -1,
+                           const std::vector<int>& key_token_ids = {});
 
-// summaries[layer][head] for every head of the trace.
+// summaries[layer][head] for every head of the trace, the induction score from its tokens' ids.
 std::vector<std::vector<HeadSummary>> summarize_trace(const AttentionTrace& trace);
 
 // The registry of summaries the GUI sorts and filters by and `attnscope heads` prints. A new
@@ -54,11 +62,12 @@ const std::vector<HeadSummaryKey>& head_summary_keys();
 // Throws UsageError naming the known keys.
 const HeadSummaryKey& head_summary_key(const std::string& name);
 
-// Induction score for a sequence made of a block of `period` tokens repeated: the mean, over the
-// queries of the repeats (positions p_i ≥ period), of the weight on the token after the same
-// token's previous occurrence, p_i,(p_i − period + 1). An induction head scores near 1; this is
-// also what Olsson et al. (2022) call the prefix-matching score. Queries as in summarize_head;
-// fully masked rows are skipped; 0 when no query is in a repeat. Throws Error for period < 1.
+// Induction score for a sequence made of a block of `period` tokens repeated, from the positions
+// alone: the mean, over the queries of the repeats (positions p_i ≥ period), of the weight on the
+// token after the same token's previous occurrence, p_i,(p_i − period + 1) (Olsson et al. 2022's
+// prefix matching). Equals HeadSummary::induction's most-recent occurrence when the block has no
+// repeated token of its own. Queries as in summarize_head; fully masked rows are skipped; 0 when
+// no query is in a repeat. Throws Error for period < 1.
 float induction_score(const Matrix& weights, int period, int first_query_position = -1);
 
 }  // namespace attnscope

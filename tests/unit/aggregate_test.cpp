@@ -148,6 +148,7 @@ std::vector<GoldenCase> golden_cases() {
       for (const auto& head : layer) attention.back().push_back(to_matrix(head));
     }
     cases.push_back({c["name"], trace_of(attention), c});
+    for (int id : c.at("token_ids")) cases.back().trace.tokens.push_back(Token{id, "", -1, -1});
   }
   return cases;
 }

@@ -19,11 +19,11 @@ namespace {
 // The reference: plain loops over a copy in double, the query position passed explicitly, the row
 // normalised before anything else, log via the natural log.
 struct Reference {
-  double entropy = 0, distance = 0, first = 0, previous = 0, diagonal = 0;
+  double entropy = 0, distance = 0, first = 0, previous = 0, diagonal = 0, induction = 0;
 };
 
-Reference reference_summary(const Matrix& m, int first_position) {
-  std::vector<double> entropy, distance, first, previous, diagonal;
+Reference reference_summary(const Matrix& m, int first_position, std::vector<int> ids = {}) {
+  std::vector<double> entropy, distance, first, previous, diagonal, induction;
   for (int i = 0; i < m.rows(); ++i) {
     std::vector<double> p(static_cast<size_t>(m.cols()));
     double total = 0;
@@ -41,13 +41,22 @@ Reference reference_summary(const Matrix& m, int first_position) {
     first.push_back(p[0]);
     if (q > 0) previous.push_back(p[q - 1]);
     diagonal.push_back(p[q]);
+    bool repeats = false;
+    double mass = 0;
+    for (int j = 0; j < q && !ids.empty(); ++j)
+      if (ids[j] >= 0 && ids[j] == ids[q]) {
+        repeats = true;
+        mass += p[j + 1];
+      }
+    if (repeats) induction.push_back(mass);
   }
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
     return v.empty() ? 0.0 : s / v.size();
   };
-  return {mean(entropy), mean(distance), mean(first), mean(previous), mean(diagonal)};
+  return {mean(entropy),  mean(distance), mean(first),
+          mean(previous), mean(diagonal), mean(induction)};
 }
 
 // Random attention: softmax of random logits, keys after the query's position masked when causal;
@@ -66,9 +75,10 @@ Matrix random_weights(std::mt19937& rng, int rows, int cols, int first_position,
   return m;
 }
 
-void expect_matches_reference(const Matrix& m, int first_position, int explicit_offset) {
-  const HeadSummary s = summarize_head(m, explicit_offset);
-  const Reference r = reference_summary(m, first_position);
+void expect_matches_reference(const Matrix& m, int first_position, int explicit_offset,
+                              const std::vector<int>& ids = {}) {
+  const HeadSummary s = summarize_head(m, explicit_offset, ids);
+  const Reference r = reference_summary(m, first_position, ids);
   SCOPED_TRACE(::testing::Message()
                << m.rows() << " x " << m.cols() << ", first query at " << first_position);
   EXPECT_NEAR(s.entropy, r.entropy, 1e-5 * (1 + r.entropy));
@@ -76,6 +86,15 @@ void expect_matches_reference(const Matrix& m, int first_position, int explicit_
   EXPECT_NEAR(s.first_token_mass, r.first, 1e-6);
   EXPECT_NEAR(s.previous_token, r.previous, 1e-6);
   EXPECT_NEAR(s.diagonal, r.diagonal, 1e-6);
+  EXPECT_NEAR(s.induction, r.induction, 1e-6);
+}
+
+// Token ids from a vocabulary of `vocab` (so they repeat), with some -1 (unknown words).
+std::vector<int> random_ids(std::mt19937& rng, int n, int vocab) {
+  std::uniform_int_distribution<int> id(-1, vocab - 1);
+  std::vector<int> ids(static_cast<size_t>(n));
+  for (int& i : ids) i = id(rng);
+  return ids;
 }
 
 TEST(HeadSummary, MatchesTheDoubleReferenceOnRandomHeads) {
@@ -84,6 +103,7 @@ TEST(HeadSummary, MatchesTheDoubleReferenceOnRandomHeads) {
     for (bool causal : {true, false}) {
       expect_matches_reference(random_weights(rng, n, n, 0, causal), 0, -1);
       expect_matches_reference(random_weights(rng, n, n, 0, causal, {}, 0.3f), 0, -1);
+      expect_matches_reference(random_weights(rng, n, n, 0, causal), 0, -1, random_ids(rng, n, 4));
     }
   }
 }
@@ -93,6 +113,8 @@ TEST(HeadSummary, GenerationStepRowsAreTheLastQueries) {
   for (int n : {1, 2, 9, 40}) {
     // One step: a 1 x n row, its query the newest token (position n-1), by default.
     expect_matches_reference(random_weights(rng, 1, n, n - 1, true), n - 1, -1);
+    expect_matches_reference(random_weights(rng, 1, n, n - 1, true), n - 1, -1,
+                             random_ids(rng, n, 3));
     // Several rows starting at an explicit position, keys beyond the queries (bidirectional).
     if (n >= 4) expect_matches_reference(random_weights(rng, 3, n, 1, false), 1, 1);
   }
@@ -195,6 +217,31 @@ TEST(HeadSummary, InductionScoreOfARepeatedBlock) {
   EXPECT_FLOAT_EQ(induction_score(step, period), 0.75f);
   // No query in a repeat: 0, not NaN.
   EXPECT_FLOAT_EQ(induction_score(Matrix::Identity(3, 3), period), 0.0f);
+
+  // The token-based score of HeadSummary: a BOS, then a random block of distinct ids repeated
+  // three times. The perfect induction head (shifted by the BOS) scores 1 in both.
+  std::vector<int> ids = {50};
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < period; ++k) ids.push_back(7 * k + 3);
+  const int m = static_cast<int>(ids.size());
+  Matrix with_bos = Matrix::Zero(m, m);
+  for (int i = 0; i < m; ++i) with_bos(i, i > period ? i - period + 1 : 0) = 1;
+  EXPECT_FLOAT_EQ(summarize_head(with_bos, -1, ids).induction, 1.0f);
+  // Only the most recent occurrence's successor: the third repeat also has the first repeat's.
+  Matrix recent = Matrix::Zero(m, m);
+  for (int i = 0; i < m; ++i) {
+    if (i <= period) {
+      recent(i, 0) = 1;
+    } else if (i <= 2 * period) {
+      recent(i, i - period + 1) = 1;
+    } else {  // half on each earlier successor
+      recent(i, i - period + 1) = 0.5f;
+      recent(i, i - 2 * period + 1) = 0.5f;
+    }
+  }
+  EXPECT_FLOAT_EQ(summarize_head(recent, -1, ids).induction, 1.0f);
+  EXPECT_FLOAT_EQ(summarize_head(recent, -1, {}).induction, 0.0f);  // no ids: no score
+  EXPECT_THROW(summarize_head(recent, -1, {1, 2}), Error);
 }
 
 TEST(HeadSummary, KeyRegistryReadsEachField) {
@@ -204,8 +251,9 @@ TEST(HeadSummary, KeyRegistryReadsEachField) {
   s.first_token_mass = 3;
   s.previous_token = 4;
   s.diagonal = 5;
+  s.induction = 6;
   std::set<std::string> names;
-  std::set<float> values;
+  std::multiset<float> values;
   for (const HeadSummaryKey& key : head_summary_keys()) {
     EXPECT_FALSE(key.label.empty());
     EXPECT_FALSE(key.description.empty());
@@ -213,7 +261,7 @@ TEST(HeadSummary, KeyRegistryReadsEachField) {
     values.insert(key.value(s));
     EXPECT_EQ(&head_summary_key(key.name), &key);
   }
-  EXPECT_EQ(values, (std::set<float>{1, 2, 3, 4, 5}));          // every field, each once
+  EXPECT_EQ(values, (std::multiset<float>{1, 2, 3, 4, 5, 6}));  // every field, each once
   EXPECT_FALSE(head_summary_key("entropy").higher_is_notable);  // low entropy = a focused head
   try {
     head_summary_key("nope");
@@ -228,7 +276,8 @@ TEST(HeadSummary, SummarizeTraceCoversEveryHead) {
   LessonOptions o;
   o.heads = 4;
   auto backend = make_cpu_backend();
-  const AttentionTrace t = make_lesson_model(o)->run("she sat on the bank of the river", *backend);
+  const AttentionTrace t =
+      make_lesson_model(o)->run("she sat on the bank of the river and the bank", *backend);
   const auto all = summarize_trace(t);
   ASSERT_EQ(all.size(), static_cast<size_t>(t.layers()));
   for (int l = 0; l < t.layers(); ++l) {

@@ -39,8 +39,9 @@ def rollout(w):
     return np.array(out)
 
 
-def summaries(m):
-    """Head summaries of one [n x n] matrix, queries at positions 0..n-1 (vectorised numpy)."""
+def summaries(m, ids):
+    """Head summaries of one [n x n] matrix, queries at positions 0..n-1 (vectorised numpy);
+    ids: the tokens' vocabulary ids for the induction score."""
     n = m.shape[0]
     s = m.sum(axis=1)
     live = s > 0
@@ -51,11 +52,20 @@ def summaries(m):
     dist = (p * np.abs(pos[:, None] - np.arange(n)[None, :])).sum(axis=1)
     prev = p[pos >= 1, pos[pos >= 1] - 1]
 
+    # Induction: key k is a target of query q when token k-1 is an earlier copy of q's token.
+    same = (ids[None, :] == ids[:, None]) & (ids[None, :] >= 0)  # [q, j]: id_j == id_q
+    earlier = np.tril(same, k=-1)  # j < q
+    targets = np.zeros((n, n), dtype=bool)
+    targets[:, 1:] = earlier[:, :-1]  # key j+1 for every such j
+    has = targets.any(axis=1)[live]
+    induction = (p * targets[live]).sum(axis=1)[has]
+
     def mean(v):
         return float(v.mean()) if v.size else 0.0
 
     return {"entropy": mean(ent), "distance": mean(dist), "first": mean(p[:, 0]),
-            "previous": mean(prev), "diagonal": mean(p[np.arange(p.shape[0]), pos])}
+            "previous": mean(prev), "diagonal": mean(p[np.arange(p.shape[0]), pos]),
+            "induction": mean(induction)}
 
 
 def rounded(x):
@@ -65,12 +75,15 @@ def rounded(x):
 
 def case(name, rng, layers, heads, n, causal, masked_rows=(), sharpness=1.0):
     w = random_attention(rng, layers, heads, n, causal, masked_rows, sharpness)
+    # A small vocabulary, so tokens repeat; -1 (an unknown word) never matches anything.
+    ids = rng.integers(-1, 4, size=n)
     return {
         "name": name,
+        "token_ids": ids.tolist(),
         "attention": w.tolist(),
         "rollout": rounded(rollout(w)),
         "layers_mean": rounded(w.mean(axis=(0, 1))),
-        "summaries": [[summaries(h) for h in layer] for layer in w],
+        "summaries": [[summaries(h, ids) for h in layer] for layer in w],
     }
 
 
