@@ -21,6 +21,10 @@ struct SlotState {
   std::string label;                            // e.g. "river" (preset sense)
   int locked_token = -1;                        // clicked token (-1: none)
   std::string preferred_word;                   // focus this word when a new trace arrives
+  // Generation (decoders): the settings of the Generate button, and whether the focus follows
+  // each new token as it comes (false once the user steps back on the timeline).
+  GenerationOptions generation{.max_new_tokens = 16, .predictions = 10};
+  bool follow_generation = true;
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
@@ -62,6 +66,7 @@ struct AppState {
 
   // Model: the one computing now, what it is, and how it was asked for.
   std::shared_ptr<const Model> model;
+  ModelInfo model_info;  // model->info() of `model`, read once when it loaded (views read this)
   std::string model_spec = "lesson";
   std::string model_error;  // why the newest load failed (the previous model stays)
   LessonOptions lesson;     // edited by the controls; applied by rebuilding the lesson model
