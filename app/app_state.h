@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "app/views/shown_matrix.h"
 #include "app/worker.h"
 #include "core/backend/backend.h"
 #include "core/model/lesson/lesson_model.h"
@@ -21,6 +23,7 @@ struct SlotState {
   std::string label;                            // e.g. "river" (preset sense)
   int locked_token = -1;                        // clicked token (-1: none)
   std::string preferred_word;                   // focus this word when a new trace arrives
+  std::vector<int> selected_queries;            // several query tokens (shift-click / drag), sorted
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
@@ -73,6 +76,11 @@ struct AppState {
   int colormap = 0;          // index into colormaps()
   bool fixed_range = false;  // colors span 0..1 instead of 0..row-set max
   Focus focus;
+
+  // What every view draws instead of one head's raw weights (aggregate, sinks, log colours).
+  ShownOptions shown;
+  bool model_view = false;  // the main area shows every layer × head (app/views/model_view.h)
+  int model_view_slot = 0;  // whose sentence the model view shows
 
   LessonMode lesson_mode;
   std::string session_path;  // the session file last opened or saved (empty: none)

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace/aggregate.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_file.h"
 
@@ -145,6 +146,7 @@ std::string session_to_json(const Session& s) {
     json o = {{"text", t.text}};
     if (!t.label.empty()) o["label"] = t.label;
     if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
+    if (!t.selected_queries.empty()) o["selected_queries"] = t.selected_queries;
     texts.push_back(o);
   }
   const LessonOptions& l = s.lesson;
@@ -169,12 +171,19 @@ std::string session_to_json(const Session& s) {
                 {"active_slot", s.active_slot},
                 {"lesson_step", s.lesson_step},
                 {"lesson_unscaled", s.lesson_unscaled},
-                {"lesson_predict", s.lesson_predict}}},
+                {"lesson_predict", s.lesson_predict},
+                {"panel", s.panel},
+                {"aggregate", s.aggregate},
+                {"hide_first", s.hide_first},
+                {"hide_special", s.hide_special},
+                {"query_combine", s.query_combine}}},
               {"display",
                {{"theme", s.theme},
                 {"colormap", s.colormap},
                 {"fixed_range", s.fixed_range},
-                {"font_scale", s.font_scale}}}};
+                {"font_scale", s.font_scale},
+                {"log_scale", s.log_scale},
+                {"log_floor", s.log_floor}}}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -233,6 +242,18 @@ Session parse_session(const std::string& document, const std::string& file) {
       t.get("text", s.texts[i].text, kSessionMaxTextBytes);
       t.get("label", s.texts[i].label, 256);
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
+      if (const json* q = t.find("selected_queries")) {
+        const std::string expected = "an array of at most " +
+                                     std::to_string(kSessionMaxSelectedQueries) +
+                                     " token indices (integers from 0 to 1048576)";
+        if (!q->is_array() || q->size() > kSessionMaxSelectedQueries)
+          t.fail("selected_queries", expected, describe(*q));
+        for (const json& v : *q) {
+          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > (1 << 20))
+            t.fail("selected_queries", expected, "an element " + describe(v));
+          s.texts[i].selected_queries.push_back(v.get<int>());
+        }
+      }
     }
   }
   top.get("show_second", s.show_second);
@@ -245,12 +266,28 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get("lesson_step", s.lesson_step, 1, kLessonSteps);
   view.get("lesson_unscaled", s.lesson_unscaled);
   view.get("lesson_predict", s.lesson_predict);
+  view.get_choice("panel", s.panel, {"sentences", "model"});
+  view.get("aggregate", s.aggregate, 64);
+  if (!s.aggregate.empty()) {
+    std::string known = "\"\" (one head)";
+    bool found = false;
+    for (const HeadAggregate& a : head_aggregates()) {
+      known += " or \"" + a.name + "\"";
+      found |= a.name == s.aggregate;
+    }
+    if (!found) view.fail("aggregate", known, describe(json(s.aggregate)));
+  }
+  view.get("hide_first", s.hide_first);
+  view.get("hide_special", s.hide_special);
+  view.get_choice("query_combine", s.query_combine, {"mean", "sum"});
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});
   display.get("colormap", s.colormap, 64);
   display.get("fixed_range", s.fixed_range);
   display.get("font_scale", s.font_scale, 0.5f, 3.0f);
+  display.get("log_scale", s.log_scale);
+  display.get("log_floor", s.log_floor, 1e-9f, 0.5f);
   return s;
 }
 
