@@ -81,6 +81,8 @@ struct AppState {
   ShownOptions shown;
   bool model_view = false;  // the main area shows every layer × head (app/views/model_view.h)
   int model_view_slot = 0;  // whose sentence the model view shows
+  bool overlay = false;     // the lines view overlays several heads of the layer
+  std::vector<int> overlay_heads;  // which heads (sorted), toggled by their swatches
 
   LessonMode lesson_mode;
   std::string session_path;  // the session file last opened or saved (empty: none)

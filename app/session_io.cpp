@@ -54,6 +54,8 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.query_combine = st.shown.query_sum ? "sum" : "mean";
   s.log_scale = st.shown.log_scale;
   s.log_floor = st.shown.log_floor;
+  s.overlay = st.overlay;
+  s.overlay_heads = st.overlay_heads;
   return s;
 }
 
@@ -95,6 +97,9 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   st.shown.query_sum = s.query_combine == "sum";
   st.shown.log_scale = s.log_scale;
   st.shown.log_floor = s.log_floor;
+  st.overlay = s.overlay;
+  st.overlay_heads = s.overlay_heads;
+  std::sort(st.overlay_heads.begin(), st.overlay_heads.end());
   st.lesson = s.lesson;
   st.lesson_mode.unscaled = s.lesson_unscaled;
   st.lesson_mode.predict = s.lesson_predict;

@@ -75,13 +75,14 @@ const std::vector<Matrix>& ArcsView::OverlayWeights(const ViewContext& ctx) {
 float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
   const float y_start = ImGui::GetCursorScreenPos().y;
   const int heads = ctx.trace->heads();
-  if (ImGui::Checkbox("overlay heads", &overlay) && overlay && overlay_heads.empty())
+  if (ImGui::Checkbox("overlay heads", &ctx.app.overlay) && ctx.app.overlay &&
+      ctx.app.overlay_heads.empty())
     for (int h = 0; h < std::min(heads, static_cast<int>(kHeadPalette.size())); ++h)
-      overlay_heads.push_back(h);
+      ctx.app.overlay_heads.push_back(h);
   help_tooltip(
       "draw several heads of this layer at once, each in its own colour; click a swatch to show "
       "or hide its head");
-  if (overlay) {
+  if (ctx.app.overlay) {
     const float font = ImGui::GetFontSize(), sw = font * 1.1f;
     const ImVec2 start = ImGui::GetCursorScreenPos();
     float x = 0;
@@ -95,12 +96,14 @@ float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
       else if (x > 0)
         ImGui::SameLine(0, 0),
             ImGui::SetCursorScreenPos(ImVec2(start.x + x, ImGui::GetCursorScreenPos().y));
-      bool on = std::binary_search(overlay_heads.begin(), overlay_heads.end(), h);
+      bool on = std::binary_search(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h);
       if (color_swatch(id, rgb8(head_color(h)), on, sw)) {
         if (on)
-          overlay_heads.insert(std::lower_bound(overlay_heads.begin(), overlay_heads.end(), h), h);
+          ctx.app.overlay_heads.insert(
+              std::lower_bound(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h), h);
         else
-          overlay_heads.erase(std::find(overlay_heads.begin(), overlay_heads.end(), h));
+          ctx.app.overlay_heads.erase(
+              std::find(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h));
       }
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("head %d: click to %s", h + 1, on ? "hide" : "show");
@@ -127,7 +130,7 @@ void ArcsView::DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, flo
     for (int i = 0; i < ctx.weights->rows(); ++i) queries.push_back(i);
   auto y_of = [&](float top, int i) { return top + (i + 0.5f) * row_h; };
   // Each head's lines, weights relative to the row's largest, faint first...
-  for (int h : overlay_heads) {
+  for (int h : ctx.app.overlay_heads) {
     if (h >= static_cast<int>(heads.size())) continue;
     const Matrix& w = heads[h];
     for (int i : queries) {
@@ -145,7 +148,7 @@ void ArcsView::DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, flo
   if (all) return;
   // ...then each head's strongest key per query, opaque and thick: the colour a reader matches
   // to the swatch.
-  for (int h : overlay_heads) {
+  for (int h : ctx.app.overlay_heads) {
     if (h >= static_cast<int>(heads.size())) continue;
     const Matrix& w = heads[h];
     for (int i : queries) {
@@ -201,10 +204,11 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const ColorScale& range = ctx.shown->scale;
   const float* row = ctx.shown->focus_row(ctx.focus);
   nlohmann::json overlay_json = nlohmann::json::array();
-  if (overlay) DrawOverlayLines(ctx, ImVec2(xl + 4, top), ImVec2(xr - 4, top), row_h, overlay_json);
+  if (ctx.app.overlay)
+    DrawOverlayLines(ctx, ImVec2(xl + 4, top), ImVec2(xr - 4, top), row_h, overlay_json);
 
   // Faint lines for every query, then the focused (or selected) queries' lines on top, strong.
-  for (int pass = 0; pass < 2 && !overlay; ++pass)
+  for (int pass = 0; pass < 2 && !ctx.app.overlay; ++pass)
     for (int i = 0; i < n; ++i) {
       bool focused = i == ctx.focus || selected(ctx, i);
       if ((pass == 1) != focused || (pass == 0 && ctx.focus >= 0 && n > 24)) continue;
@@ -234,7 +238,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
       }
       if (i < m) {
         // Keys are tinted by the focused query's weight on them (or the selection's combined row).
-        if (row && !overlay) {
+        if (row && !ctx.app.overlay) {
           float t = range.position(row[i]);
           dl->AddRectFilled(ImVec2(xr, y + 1), ImVec2(xr + 4 + ts.x + 2, y + row_h - 1),
                             with_alpha(colors.arc, 0.45f * t), 3.0f);
@@ -249,8 +253,8 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
     nlohmann::json box = layout_box(ctx, "columns", origin, size);
     box["row_h"] = row_h * ctx.pixel_scale;
     box["top"] = top * ctx.pixel_scale;
-    box["overlay"] = overlay;
-    box["overlay_heads"] = overlay_heads;
+    box["overlay"] = ctx.app.overlay;
+    box["overlay_heads"] = ctx.app.overlay_heads;
     box["overlay_lines"] = overlay_json;
     ctx.layout->push_back(std::move(box));
   }

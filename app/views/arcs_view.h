@@ -15,9 +15,6 @@
 namespace attnscope {
 
 struct ArcsView {
-  bool overlay = false;            // the lines show several heads of the layer, one colour each
-  std::vector<int> overlay_heads;  // which heads (sorted), toggled by their swatches
-
   void DrawColumns(ViewContext& ctx, ImVec2 size);
   void DrawArcDiagram(ViewContext& ctx, ImVec2 size);
 

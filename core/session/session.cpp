@@ -98,6 +98,21 @@ class Reader {
       fail(key, expected, describe(*v));
     }
   }
+  // An array of at most `max_count` integers from 0 to `max_value` (indices).
+  void get_indices(const std::string& key, std::vector<int>& out, std::size_t max_count,
+                   int max_value) const {
+    if (const json* v = find(key)) {
+      const std::string expected = "an array of at most " + std::to_string(max_count) +
+                                   " integers from 0 to " + std::to_string(max_value);
+      if (!v->is_array() || v->size() > max_count) fail(key, expected, describe(*v));
+      out.clear();
+      for (const json& x : *v) {
+        if (!x.is_number_integer() || x.get<long long>() < 0 || x.get<long long>() > max_value)
+          fail(key, expected, "an element " + describe(x));
+        out.push_back(static_cast<int>(x.get<long long>()));
+      }
+    }
+  }
   // A nested object (absent: nullopt-like empty object).
   Reader object(const std::string& key) const {
     static const json empty = json::object();
@@ -176,7 +191,9 @@ std::string session_to_json(const Session& s) {
                 {"aggregate", s.aggregate},
                 {"hide_first", s.hide_first},
                 {"hide_special", s.hide_special},
-                {"query_combine", s.query_combine}}},
+                {"query_combine", s.query_combine},
+                {"overlay", s.overlay},
+                {"overlay_heads", s.overlay_heads}}},
               {"display",
                {{"theme", s.theme},
                 {"colormap", s.colormap},
@@ -242,18 +259,8 @@ Session parse_session(const std::string& document, const std::string& file) {
       t.get("text", s.texts[i].text, kSessionMaxTextBytes);
       t.get("label", s.texts[i].label, 256);
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
-      if (const json* q = t.find("selected_queries")) {
-        const std::string expected = "an array of at most " +
-                                     std::to_string(kSessionMaxSelectedQueries) +
-                                     " token indices (integers from 0 to 1048576)";
-        if (!q->is_array() || q->size() > kSessionMaxSelectedQueries)
-          t.fail("selected_queries", expected, describe(*q));
-        for (const json& v : *q) {
-          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > (1 << 20))
-            t.fail("selected_queries", expected, "an element " + describe(v));
-          s.texts[i].selected_queries.push_back(v.get<int>());
-        }
-      }
+      t.get_indices("selected_queries", s.texts[i].selected_queries, kSessionMaxSelectedQueries,
+                    1 << 20);
     }
   }
   top.get("show_second", s.show_second);
@@ -280,6 +287,8 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get("hide_first", s.hide_first);
   view.get("hide_special", s.hide_special);
   view.get_choice("query_combine", s.query_combine, {"mean", "sum"});
+  view.get("overlay", s.overlay);
+  view.get_indices("overlay_heads", s.overlay_heads, 4096, 4095);
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});

@@ -17,7 +17,8 @@
 // the model view of every layer × head), "aggregate" ("" for one head, or a name of
 // core/trace/aggregate.h: "mean", "max", "layers-mean", "rollout" …), "hide_first" and
 // "hide_special" (booleans: those keys hidden, rows renormalised), "query_combine" ("mean" |
-// "sum"); a text may add "selected_queries" (token indices, several selected queries).
+// "sum"), "overlay" (boolean) and "overlay_heads" (head indices of the lines view's overlay); a
+// text may add "selected_queries" (token indices, several selected queries).
 //
 // layer, head, selected_token and lesson_step are 0-based except lesson_step (1–8, as the lesson
 // numbers its steps). Every key but "format" is optional (a missing one keeps its default);
@@ -79,6 +80,8 @@ struct Session {
   std::string query_combine = "mean";  // mean | sum
   bool log_scale = false;
   float log_floor = 1e-3f;
+  bool overlay = false;            // the lines view overlays several heads
+  std::vector<int> overlay_heads;  // which ones
 };
 inline constexpr std::size_t kSessionMaxSelectedQueries = 4096;
 

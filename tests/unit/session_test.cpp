@@ -67,6 +67,8 @@ Session everything_changed() {
   s.query_combine = "sum";
   s.log_scale = true;
   s.log_floor = 1e-4f;
+  s.overlay = true;
+  s.overlay_heads = {0, 2, 5};
   return s;
 }
 
@@ -107,6 +109,8 @@ void expect_same(const Session& a, const Session& b) {
   EXPECT_EQ(a.query_combine, b.query_combine);
   EXPECT_EQ(a.log_scale, b.log_scale);
   EXPECT_EQ(a.log_floor, b.log_floor);
+  EXPECT_EQ(a.overlay, b.overlay);
+  EXPECT_EQ(a.overlay_heads, b.overlay_heads);
 }
 
 TEST(Session, RoundTripsThroughAFile) {
