@@ -167,8 +167,13 @@ void App::update() {
       state.model_spec = loaded->label;
       state.model_error.clear();
       const ModelInfo& info = state.model_info;
-      state.layer = std::min(state.layer, std::max(0, info.layers - 1));
-      state.head = std::min(state.head, std::max(0, info.heads - 1));
+      // While a newer load is on its way (a session opened at startup, while the default model
+      // was still loading), keep the layer and head it asked for: clamping them to this model
+      // would lose them. The views draw nothing for a layer outside the trace meanwhile.
+      if (!loader_.progress().busy) {
+        state.layer = std::min(state.layer, std::max(0, info.layers - 1));
+        state.head = std::min(state.head, std::max(0, info.heads - 1));
+      }
       if (auto* stored = dynamic_cast<const TraceModel*>(state.model.get())) {
         // A stored trace shows its own text, once.
         SlotState& s = state.slots[0];

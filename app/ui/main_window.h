@@ -17,7 +17,9 @@
 #include "app/views/formula_view.h"
 #include "app/views/heatmap_view.h"
 #include "app/views/meaning_view.h"
+#include "app/views/model_view.h"
 #include "app/views/sentence_view.h"
+#include "app/views/shown_matrix.h"
 #include "app/views/status_bar.h"
 #include "app/views/timeline_view.h"
 
@@ -30,6 +32,8 @@ struct MainWindow {
   std::array<TimelineView, kSlots> timelines;  // Generate and the generated tokens (decoders)
   FormulaView formula;
   MeaningView meaning;
+  ModelView model_view;                              // every layer × head (the "Model view" tab)
+  std::array<ShownMatrixCache, kSlots> shown_cache;  // what each sentence's views draw
   ControlsPanel controls;
   StatusBar status;
   ExportViewDialog export_view;  // File > Export view…
@@ -55,6 +59,8 @@ struct MainWindow {
  private:
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
                 nlohmann::json* layout, float pixel_scale);
+  bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
+  bool tabs_model_view = false;  // the tab selected last frame
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };

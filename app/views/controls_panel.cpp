@@ -9,6 +9,7 @@
 
 #include "app/ui/colormap.h"
 #include "app/ui/theme.h"
+#include "app/views/shown_controls.h"
 
 namespace attnscope {
 
@@ -96,6 +97,8 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
       ImGui::PopStyleColor();
     }
   }
+
+  DrawShownControls(st);  // one head or an aggregate, sinks, log colours (every view)
 
   if (!st.model || st.model_info.capabilities.meaning_shift) {
     section("Lesson model");
