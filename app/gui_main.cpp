@@ -356,7 +356,8 @@ int run_gui(const GuiOptions& options) {
   bool dropped_test_path = options.drop.empty();
 
   while (!glfwWindowShouldClose(window)) {
-    const bool busy = app.computing() || app.load_progress().busy || typing != Typing::kNone;
+    const bool busy = app.computing() || app.load_progress().busy || typing != Typing::kNone ||
+                      main_window.busy();
     if (headless)
       glfwPollEvents();
     else
@@ -533,7 +534,7 @@ int run_gui(const GuiOptions& options) {
     // capture then raced the first traces and missed the hover of --hover).
     const bool load_failed =
         !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
-    const bool ready = (app.settled() || load_failed) &&
+    const bool ready = (app.settled() || load_failed) && !main_window.busy() &&
                        (typing == Typing::kNone || typing == Typing::kDone) &&
                        keys_pressed == scripted_keys.size() && dropped_test_path &&
                        g_dropped.empty() && !app.load_progress().busy;

@@ -88,8 +88,25 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
     return;
   }
   const AttentionTrace& trace = *ctx.trace;
-  if (summaries.trace != ctx.trace_ref) summaries = summarize_heads(ctx.trace_ref);
+  // Summaries and thumbnails are prepared off the UI thread, once per trace.
+  if (summarizing_trace != ctx.trace_ref) {
+    summarizing_trace = ctx.trace_ref;
+    summarizing.start([trace = ctx.trace_ref] { return summarize_heads(trace); });
+  }
+  HeadSummaryTable done;
+  if (summarizing.take(done, summary_error) && summary_error.empty()) summaries = std::move(done);
   atlas.update(renderer, ctx.trace_ref, st.shown, st.colormap, st.fixed_range);
+  if (!summary_error.empty() || !atlas.error().empty()) {
+    text_wrapped_message(summary_error.empty() ? atlas.error() : summary_error, colors.error);
+    return;
+  }
+  if (summaries.trace != ctx.trace_ref || !atlas.ready()) {
+    text_dim(
+        "computing the head summaries and thumbnails of %d layers \xC3\x97 %d heads\xE2\x80\xA6",
+        ctx.trace->layers(), ctx.trace->heads());
+    ImGui::Dummy(size);
+    return;
+  }
   const int layers = trace.layers(), heads = trace.heads();
   const int keys = static_cast<int>(summaries.names.size());
 
