@@ -23,7 +23,11 @@ struct SlotState {
   std::string label;                            // e.g. "river" (preset sense)
   int locked_token = -1;                        // clicked token (-1: none)
   std::string preferred_word;                   // focus this word when a new trace arrives
-  std::vector<int> selected_queries;            // several query tokens (shift-click / drag), sorted
+  // Generation (decoders): the settings of the Generate button, and whether the focus follows
+  // each new token as it comes (false once the user steps back on the timeline).
+  GenerationOptions generation{.max_new_tokens = 16, .predictions = 10};
+  bool follow_generation = true;
+  std::vector<int> selected_queries;  // several query tokens (shift-click / drag), sorted
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
@@ -65,6 +69,7 @@ struct AppState {
 
   // Model: the one computing now, what it is, and how it was asked for.
   std::shared_ptr<const Model> model;
+  ModelInfo model_info;  // model->info() of `model`, read once when it loaded (views read this)
   std::string model_spec = "lesson";
   std::string model_error;  // why the newest load failed (the previous model stays)
   LessonOptions lesson;     // edited by the controls; applied by rebuilding the lesson model

@@ -102,6 +102,9 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
     ImGui::TextUnformatted(
         "\xE2\x86\x90/\xE2\x86\x92 layer, \xE2\x86\x91/\xE2\x86\x93 head, Ctrl+S screenshot, Ctrl "
         "+/\xE2\x88\x92 font, F11 fullscreen.");
+    ImGui::TextUnformatted(
+        "Decoders: \xE2\x96\xB6 Generate continues the text; Shift+\xE2\x86\x90/\xE2\x86\x92 "
+        "(or \xE2\x86\x90/\xE2\x86\x92 over the timeline) steps through the new tokens.");
     ImGui::EndMenu();
   }
   ImGui::EndMainMenuBar();
@@ -150,6 +153,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   }
   const float width = ImGui::GetContentRegionAvail().x;
   sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
+  timelines[slot].Draw(app, ctx, width);
 
   // Heatmap and the BertViz columns side by side, the arc diagram below.
   ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -21,6 +21,7 @@
 #include "app/views/sentence_view.h"
 #include "app/views/shown_matrix.h"
 #include "app/views/status_bar.h"
+#include "app/views/timeline_view.h"
 
 namespace attnscope {
 
@@ -28,6 +29,7 @@ struct MainWindow {
   std::array<HeatmapView, kSlots> heatmaps;
   std::array<SentenceView, kSlots> sentences;
   std::array<ArcsView, kSlots> arcs;
+  std::array<TimelineView, kSlots> timelines;  // Generate and the generated tokens (decoders)
   FormulaView formula;
   MeaningView meaning;
   ModelView model_view;                              // every layer × head (the "Model view" tab)
@@ -49,6 +51,12 @@ struct MainWindow {
   bool wants_screenshot = false;  // menu or button asked for one this frame
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
+  // The sentence whose generation timeline is under the pointer (-1: none): ←/→ step it then.
+  int timeline_hovered_slot() const {
+    for (int s = 0; s < kSlots; ++s)
+      if (timelines[s].hovered) return s;
+    return -1;
+  }
 
  private:
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,

@@ -110,6 +110,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     bool focused = i == ctx.focus;
     const Token* t = i < static_cast<int>(tokens.size()) ? &tokens[i] : nullptr;
     ImU32 c = focused                             ? colors.focus
+              : (t && t->generated)               ? colors.accent  // the model wrote it
               : (t && (t->special || t->unknown)) ? colors.text_dim
                                                   : colors.text;
     dl->AddText(p, c, labels[i].c_str());
@@ -125,7 +126,10 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
     ImVec2 p(x0 + j * cell + (cell - ts.y) / 2, y0 - pad);
     const Token* t = j < static_cast<int>(tokens.size()) ? &tokens[j] : nullptr;
-    add_text_vertical(dl, p, (t && (t->special || t->unknown)) ? colors.text_dim : colors.text,
+    add_text_vertical(dl, p,
+                      (t && t->generated)                 ? colors.accent
+                      : (t && (t->special || t->unknown)) ? colors.text_dim
+                                                          : colors.text,
                       labels[j].c_str());
     if (ctx.layout)
       col_json.push_back({{"index", j},

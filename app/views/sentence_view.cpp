@@ -73,6 +73,12 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
     }
     if (tokens[i].special) fg = (fg & 0x00FFFFFF) | 0xA0000000;
     dl->AddRectFilled(a, b, bg, h * 0.2f);
+    // A token the model wrote (generation): outlined and underlined in the accent colour.
+    if (tokens[i].generated) {
+      dl->AddRect(a, b, colors.accent, h * 0.2f, 0, std::max(1.0f, h * 0.07f));
+      dl->AddRectFilled(ImVec2(a.x + pad_x, b.y + h * 0.06f), ImVec2(b.x - pad_x, b.y + h * 0.16f),
+                        colors.accent);
+    }
     const bool in_selection = std::binary_search(selected.begin(), selected.end(), i);
     if (i == ctx.focus || in_selection)
       dl->AddRect(a, b, colors.focus, h * 0.2f, 0, std::max(2.0f, h * 0.12f));
@@ -91,7 +97,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
                        {"x", a.x * ctx.pixel_scale},
                        {"y", a.y * ctx.pixel_scale},
                        {"w", box_w * ctx.pixel_scale},
-                       {"h", (b.y - a.y) * ctx.pixel_scale}});
+                       {"h", (b.y - a.y) * ctx.pixel_scale},
+                       {"generated", tokens[i].generated}});
     x += box_w + gap;
   }
   if (shown < static_cast<int>(tokens.size())) {

@@ -65,8 +65,7 @@ const std::vector<HeadAggregate>& head_aggregates() {
       {"layers-mean", "mean over every head of every layer (the same for each layer)",
        mean_of_all_layers,
        [](const AttentionTrace& t, int) {
-         return "mean of all " + std::to_string(t.layers()) + " layers \xC3\x97 " +
-                std::to_string(t.heads()) + " heads";
+         return "mean of all " + std::to_string(t.layers()) + " layers";
        }},
       {"rollout",
        "attention rollout: (0.5·A + 0.5·I) of each layer's head mean, rows renormalised, "
