@@ -127,6 +127,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const int shown_key = sort_key >= 0 ? sort_key : filter_key >= 0 ? filter_key : 0;
   const std::string numbers =
       keys == 0 ? std::string() : " \xC2\xB7 numbers: " + summaries.names[shown_key];
+  ImGui::PushTextWrapPos(0.0f);
   text_dim(
       "%s%s \xC2\xB7 %d of %d heads bright \xC2\xB7 click: focus that head everywhere, "
       "double-click: open it",
@@ -134,6 +135,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                        "1"
                      : "each thumbnail's colours span 0 to its own largest weight",
       numbers.c_str(), passing, layers * heads);
+  ImGui::PopTextWrapPos();
 
   // The grid, scrolling when it does not fit.
   const float used = ImGui::GetCursorScreenPos().y - start.y;
