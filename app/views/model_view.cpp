@@ -100,7 +100,8 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
     text_wrapped_message(summary_error.empty() ? atlas.error() : summary_error, colors.error);
     return;
   }
-  if (summaries.trace != ctx.trace_ref || !atlas.ready()) {
+  waiting = summaries.trace != ctx.trace_ref || !atlas.ready();
+  if (waiting) {
     text_dim(
         "computing the head summaries and thumbnails of %d layers \xC3\x97 %d heads\xE2\x80\xA6",
         ctx.trace->layers(), ctx.trace->heads());
@@ -189,6 +190,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const bool double_clicked = hovered && ImGui::IsMouseDoubleClicked(0);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   int hover_l = -1, hover_h = -1;
+  nlohmann::json hovered_json;  // the enlarged thumbnail of the hovered head (null: none)
   const ImU32 veil_base = ImGui::GetColorU32(ImGuiCol_WindowBg);
   nlohmann::json cells = nlohmann::json::array();
   // Two channels: every thumbnail first (one texture, so ImGui merges them into one draw call),
@@ -256,11 +258,17 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   if (hover_l >= 0) {
     ImGui::BeginTooltip();
     ImGui::Text("layer %d \xC2\xB7 head %d", hover_l + 1, hover_h + 1);
-    const float big = std::min(font * 16, 360.0f);
+    // Larger than the thumbnail, whatever its size, and within the window.
+    const float big = std::min(std::max(font * 16, thumb * 2), ImGui::GetIO().DisplaySize.y * 0.6f);
     const float aspect = static_cast<float>(atlas.texel_cols()) / std::max(1, atlas.texel_rows());
     ImGui::Image(atlas.texture(),
                  ImVec2(big * std::min(aspect, 1.0f), big / std::max(aspect, 1.0f)),
                  atlas.uv0(hover_l, hover_h), atlas.uv1(hover_l, hover_h));
+    if (ctx.layout) {  // where the enlarged map went (tests)
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      hovered_json = {{"layer", hover_l}, {"head", hover_h},      {"x", a.x * s},
+                      {"y", a.y * s},     {"w", (b.x - a.x) * s}, {"h", (b.y - a.y) * s}};
+    }
     if (atlas.pool_rows() > 1 || atlas.pool_cols() > 1)
       text_dim("max of each %d \xC3\x97 %d block (%d tokens)", atlas.pool_rows(), atlas.pool_cols(),
                static_cast<int>(trace.tokens.size()));
@@ -297,6 +305,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                            {"filter_min", filter_min},
                            {"focus_layer", st.layer},
                            {"focus_head", st.head},
+                           {"hovered", hovered_json},
                            {"cells", cells}});
 }
 

@@ -44,8 +44,8 @@ struct ModelView {
   int last_layer = -1, last_head = -1;  // to scroll to the focused cell when it moves
 
   void Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size);
-  // Background work is running (headless runs wait for it before their screenshot).
-  bool busy() const { return atlas.busy() || summarizing.busy(); }
+  // The last Draw showed "computing…" instead of the grid (headless runs wait for the grid).
+  bool waiting = false;
 
  private:
   void DrawToolbar(ViewContext& ctx);
