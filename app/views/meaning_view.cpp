@@ -54,8 +54,10 @@ void MeaningView::Draw(ViewContext& ctx) {
     std::vector<Neighbor> chosen_from;
     for (const Prediction& p : ctx.trace->token_predictions[ctx.focus])
       chosen_from.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
-    const std::string title =
-        "\"" + token_label(ctx.trace->tokens[ctx.focus], 16) + "\" was chosen from";
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, bug 105329) on "…" + string + "…".
+    std::string title = "\"";
+    title += token_label(ctx.trace->tokens[ctx.focus], 16);
+    title += "\" was chosen from";
     neighbor_list(ctx, title.c_str(), chosen_from, ImGui::GetContentRegionAvail().x);
     return;
   }
