@@ -155,9 +155,16 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const float avail = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
   float thumb = std::floor((avail - label_w) / heads - gap);
   thumb = std::clamp(thumb, font * 1.6f, font * 12.0f);
-  if (thumb * s >= 4) thumb = snap(thumb, s);
   // Summary lines under a thumbnail: all of them when they fit, else the sort key's value.
-  const int lines = keys == 0 ? 0 : thumb >= line_w ? keys + 1 : thumb >= number_w ? 1 : 0;
+  auto lines_for = [&](float t) {
+    return keys == 0 ? 0 : t >= line_w ? keys + 1 : t >= number_w ? 1 : 0;
+  };
+  // Smaller thumbnails when that fits every layer without scrolling (and they stay readable).
+  const float fit =
+      std::floor(ImGui::GetContentRegionAvail().y / layers - lines_for(thumb) * mono_h - gap);
+  if (fit < thumb && fit >= font * 3) thumb = fit;
+  if (thumb * s >= 4) thumb = snap(thumb, s);
+  const int lines = lines_for(thumb);
   const float cell_w = thumb + gap, cell_h = thumb + lines * mono_h + gap;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float x0 = snap(origin.x + label_w, s), y0 = snap(origin.y, s);
