@@ -161,9 +161,12 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
   const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
   // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
+  const float title_top = ImGui::GetCursorScreenPos().y;
+  ImGui::PushTextWrapPos(0.0f);  // a long title wraps instead of running off the pane
   text_dim("%s \xC2\xB7 rows: queries, columns: keys",
            ctx.shown ? ctx.shown->title.c_str() : "(nothing to show)");
-  const float pictures_h = row_h - ImGui::GetTextLineHeightWithSpacing();
+  ImGui::PopTextWrapPos();
+  const float pictures_h = row_h - (ImGui::GetCursorScreenPos().y - title_top);  // title lines
   heatmaps[slot].Draw(ctx, renderer,
                       ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, pictures_h));
   ImGui::SameLine();

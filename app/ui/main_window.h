@@ -46,6 +46,8 @@ struct MainWindow {
   // the theme or the font scale changed.
   bool Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
             float frame_ms, nlohmann::json* layout, float pixel_scale);
+  // A view is preparing something off the UI thread (the model view's summaries and thumbnails).
+  bool busy() const { return model_view.waiting && tabs_model_view; }
   bool wants_screenshot = false;  // menu or button asked for one this frame
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
