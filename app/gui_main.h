@@ -38,6 +38,9 @@ struct GuiOptions {
   // had been dropped on the window.
   std::string keys;
   std::string drop;
+  // Testing aid (hidden option): sentence 1's heatmap zoomed and panned, "ZOOM,ROW,COL[,DROW,DCOL]"
+  // (the last two: cells panned every frame, for the frame-time benchmark).
+  std::string heatmap_view;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

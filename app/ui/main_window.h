@@ -47,6 +47,7 @@ struct MainWindow {
  private:
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
                 nlohmann::json* layout, float pixel_scale);
+  void DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width);
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };
