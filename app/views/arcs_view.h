@@ -9,9 +9,20 @@
 namespace attnscope {
 
 struct ArcsView {
+  int top_k = 5;  // lines and arcs: each query's k strongest keys (the threshold is shown)
   void DrawColumns(ViewContext& ctx, ImVec2 size);
   void DrawArcDiagram(ViewContext& ctx, ImVec2 size);
+
+ private:
+  // The arc diagram's token labels and the curves of query `f` (or, with f = -1, the strongest
+  // key of every query); every label placed avoids the ones placed before it.
+  void DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, nlohmann::json* labels_json);
 };
+
+// The k-th largest weight of row `row` (the smallest weight a top-k view keeps; ties kept too).
+float top_k_threshold(const Matrix& weights, int row, int k);
+// Decoders mask the future: no query gives weight to a later key.
+bool is_causal(const Matrix& weights);
 
 inline constexpr int kMaxArcTokens = 64;  // beyond this the lines are noise; the heatmap remains
 
