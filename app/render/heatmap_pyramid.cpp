@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/view_transform.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -11,31 +12,11 @@ namespace {
 // Stops halving once a level fits in this many cells a side: smaller than any pane or minimap.
 constexpr int kSmallestLevel = 16;
 
-// The maximum of each of out_rows x out_cols contiguous bins (bin r covers input rows
-// [r·in/out, (r+1)·in/out)). Rows are pooled first, as whole row vectors (contiguous in a
-// row-major matrix, so the inner loop vectorises), then the columns of that one row.
-Matrix pool_by_max(const Matrix& m, int out_rows, int out_cols) {
-  const int in_rows = static_cast<int>(m.rows()), in_cols = static_cast<int>(m.cols());
-  Matrix out(out_rows, out_cols);
-  RowVector band(in_cols);
-  for (int r = 0; r < out_rows; ++r) {
-    const int r0 = static_cast<int>(static_cast<long long>(r) * in_rows / out_rows);
-    const int r1 = std::max(r0 + 1, static_cast<int>((r + 1LL) * in_rows / out_rows));
-    band = m.row(r0);
-    for (int i = r0 + 1; i < r1; ++i) band = band.cwiseMax(m.row(i));
-    for (int c = 0; c < out_cols; ++c) {
-      const int c0 = static_cast<int>(static_cast<long long>(c) * in_cols / out_cols);
-      const int c1 = std::max(c0 + 1, static_cast<int>((c + 1LL) * in_cols / out_cols));
-      out(r, c) = band.segment(c0, c1 - c0).maxCoeff();
-    }
-  }
-  return out;
-}
 }  // namespace
 
-void HeatmapPyramid::reset(const Matrix* matrix, int colormap, float vmin, float vmax) {
+void HeatmapPyramid::reset(const Matrix* matrix, const ColorScale& scale) {
   source_ = matrix;
-  colormap_ = colormap, vmin_ = vmin, vmax_ = vmax;
+  scale_ = scale;
   sizes_.clear();
   pooled_.clear();
   for (auto& c : cells_)
@@ -70,7 +51,7 @@ const Matrix& HeatmapPyramid::values(int level) {
   Matrix& m = pooled_.at(static_cast<size_t>(level - 1));
   if (m.size() == 0) {
     const Matrix& finer = values(level - 1);
-    m = pool_by_max(finer, rows(level), cols(level));
+    m = max_pool(finer, rows(level), cols(level));  // core/analysis: a hot cell survives
   }
   return m;
 }
@@ -81,7 +62,12 @@ const GlFramebuffer& HeatmapPyramid::texture(int level, ColormapRenderer& render
   auto& slot = cells_.at(static_cast<size_t>(level));
   if (!slot || slot->width() == 0) {
     if (!slot) slot = std::make_unique<GlFramebuffer>();
-    renderer.render(values(level), colormap_, vmin_, vmax_, scratch_, *slot);
+    const Matrix& v = values(level);
+    if (scale_.log)  // the GPU pass maps linearly: upload each weight's colormap position
+      renderer.render(Matrix(v.unaryExpr([&](float w) { return scale_.position(w); })),
+                      scale_.colormap, 0.0f, 1.0f, scratch_, *slot);
+    else
+      renderer.render(v, scale_.colormap, scale_.vmin, scale_.vmax, scratch_, *slot);
   }
   return *slot;
 }

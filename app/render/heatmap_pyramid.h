@@ -11,14 +11,16 @@
 
 #include "app/render/gl_objects.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/views/shown_matrix.h"
 #include "core/util/matrix.h"
 
 namespace attnscope {
 
 class HeatmapPyramid {
  public:
-  // Starts over with `matrix` (the caller keeps it alive) and the colours it is drawn with.
-  void reset(const Matrix* matrix, int colormap, float vmin, float vmax);
+  // Starts over with `matrix` (the caller keeps it alive) and the colours it is drawn with. The
+  // scale is monotonic, so the maximum of a bin's colours is the colour of its maximum weight.
+  void reset(const Matrix* matrix, const ColorScale& scale);
   bool empty() const { return source_ == nullptr; }
   int levels() const { return static_cast<int>(sizes_.size()); }
   int rows(int level) const { return sizes_.at(static_cast<size_t>(level)).first; }
@@ -32,8 +34,7 @@ class HeatmapPyramid {
   const Matrix& values(int level);  // level 0: the source; others pooled on first use
 
   const Matrix* source_ = nullptr;
-  int colormap_ = 0;
-  float vmin_ = 0.0f, vmax_ = 1.0f;
+  ColorScale scale_;
   std::vector<std::pair<int, int>> sizes_;  // rows, cols of each level
   std::vector<Matrix> pooled_;              // pooled_[k - 1] is level k (empty: not yet)
   std::vector<std::unique_ptr<GlFramebuffer>> cells_;

@@ -6,18 +6,24 @@
 #include <functional>
 #include <numeric>
 
+#include "app/ui/head_palette.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
 namespace attnscope {
 
 namespace {
-ImU32 with_alpha(ImU32 color, float alpha) {
-  return (color & 0x00FFFFFF) | (static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255) << 24);
+ImU32 rgb8(Rgb8 c, float alpha = 1.0f) {
+  return IM_COL32(c.r, c.g, c.b, static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255));
+}
+
+bool selected(const ViewContext& ctx, int i) {
+  const auto& q = ctx.shown->queries;
+  return std::binary_search(q.begin(), q.end(), i);
 }
 
 bool too_many(ViewContext& ctx, ImVec2 size) {
-  if (!ctx.weights || ctx.weights->rows() == 0) {
+  if (!ctx.weights || !ctx.shown || ctx.weights->rows() == 0) {
     ImGui::Dummy(size);
     return true;
   }
@@ -51,8 +57,134 @@ nlohmann::json layout_box(const ViewContext& ctx, const char* view, ImVec2 origi
 }
 }  // namespace
 
+const std::vector<Matrix>& ArcsView::OverlayWeights(const ViewContext& ctx) {
+  ShownOptions per_head = ctx.app.shown;
+  per_head.aggregate.clear();
+  if (ctx.trace_ref != overlay_trace_ || ctx.app.layer != overlay_layer_ ||
+      !(per_head == overlay_options_)) {
+    overlay_trace_ = ctx.trace_ref;
+    overlay_layer_ = ctx.app.layer;
+    overlay_options_ = per_head;
+    overlay_weights_.clear();
+    if (ctx.app.layer < ctx.trace->layers())
+      for (int h = 0; h < ctx.trace->heads(); ++h)
+        overlay_weights_.push_back(shown_weights(*ctx.trace, ctx.app.layer, h, per_head));
+  }
+  return overlay_weights_;
+}
+
+float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
+  const float y_start = ImGui::GetCursorScreenPos().y;
+  const int heads = ctx.trace->heads();
+  if (ImGui::Checkbox("overlay heads", &ctx.app.overlay) && ctx.app.overlay &&
+      ctx.app.overlay_heads.empty())
+    for (int h = 0; h < std::min(heads, static_cast<int>(kHeadPalette.size())); ++h)
+      ctx.app.overlay_heads.push_back(h);
+  help_tooltip(
+      "draw several heads of this layer at once, each in its own colour; click a swatch to show "
+      "or hide its head");
+  if (ctx.app.overlay) {
+    const float font = ImGui::GetFontSize(), sw = font * 1.1f;
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    float x = 0;
+    for (int h = 0; h < heads; ++h) {
+      char id[32], label[16];
+      std::snprintf(id, sizeof id, "##swatch%d", h);
+      std::snprintf(label, sizeof label, "%d", h + 1);
+      const float item_w = sw + ImGui::CalcTextSize(label).x + font * 0.6f;
+      if (x > 0 && x + item_w > width)
+        x = 0, ImGui::SetCursorScreenPos(ImVec2(start.x, ImGui::GetCursorScreenPos().y));
+      else if (x > 0)
+        ImGui::SameLine(0, 0),
+            ImGui::SetCursorScreenPos(ImVec2(start.x + x, ImGui::GetCursorScreenPos().y));
+      bool on = std::binary_search(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h);
+      if (color_swatch(id, rgb8(head_color(h)), on, sw)) {
+        if (on)
+          ctx.app.overlay_heads.insert(
+              std::lower_bound(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h), h);
+        else
+          ctx.app.overlay_heads.erase(
+              std::find(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h));
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("head %d: click to %s", h + 1, on ? "hide" : "show");
+      ImGui::SameLine(0, font * 0.15f);
+      ImGui::TextUnformatted(label);
+      x += item_w;
+    }
+    if (heads > static_cast<int>(kHeadPalette.size()))
+      text_dim("colours repeat after %d heads", static_cast<int>(kHeadPalette.size()));
+  }
+  return ImGui::GetCursorScreenPos().y - y_start;
+}
+
+void ArcsView::DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, float row_h,
+                                nlohmann::json& drawn) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::vector<Matrix>& heads = OverlayWeights(ctx);
+  const float font = ImGui::GetFontSize();
+  // The queries whose lines are drawn: the selection, the focused one, or all of them (faint).
+  std::vector<int> queries = ctx.shown->queries;
+  if (queries.empty() && ctx.focus >= 0) queries.push_back(ctx.focus);
+  const bool all = queries.empty();
+  if (all)
+    for (int i = 0; i < ctx.weights->rows(); ++i) queries.push_back(i);
+  auto y_of = [&](float top, int i) { return top + (i + 0.5f) * row_h; };
+  // Each head's lines, weights relative to the row's largest, faint first...
+  for (int h : ctx.app.overlay_heads) {
+    if (h >= static_cast<int>(heads.size())) continue;
+    const Matrix& w = heads[h];
+    for (int i : queries) {
+      if (i >= w.rows()) continue;
+      const float row_max = std::max(w.row(i).maxCoeff(), 1e-12f);
+      for (int j = 0; j < w.cols(); ++j) {
+        const float t = w(i, j) / row_max;
+        if (t < 0.05f) continue;
+        dl->AddLine(ImVec2(left.x, y_of(left.y, i)), ImVec2(right.x, y_of(right.y, j)),
+                    rgb8(head_color(h), all ? 0.05f + 0.35f * t : 0.12f + 0.5f * t),
+                    1.0f + 2.0f * t);
+      }
+    }
+  }
+  if (all) return;
+  // ...then each head's strongest key per query, opaque and thick: the colour a reader matches
+  // to the swatch.
+  for (int h : ctx.app.overlay_heads) {
+    if (h >= static_cast<int>(heads.size())) continue;
+    const Matrix& w = heads[h];
+    for (int i : queries) {
+      if (i >= w.rows()) continue;
+      Eigen::Index j = 0;
+      w.row(i).maxCoeff(&j);
+      const ImVec2 a(left.x, y_of(left.y, i)), b(right.x, y_of(right.y, static_cast<int>(j)));
+      const Rgb8 c = head_color(h);
+      dl->AddLine(a, b, rgb8(c), std::max(3.0f, font * 0.28f));
+      if (ctx.layout)
+        drawn.push_back({{"head", h},
+                         {"query", i},
+                         {"key", j},
+                         {"weight", w(i, j)},
+                         {"x0", a.x * ctx.pixel_scale},
+                         {"y0", a.y * ctx.pixel_scale},
+                         {"x1", b.x * ctx.pixel_scale},
+                         {"y1", b.y * ctx.pixel_scale},
+                         {"color", {c.r, c.g, c.b}}});
+    }
+  }
+}
+
 void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
-  if (too_many(ctx, size)) return;
+  // A child of its own: the overlay controls lay out from its top, whatever sits beside it.
+  ImGui::BeginChild("##columns", size, false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (!too_many(ctx, size)) {
+    const float controls_h = DrawOverlayControls(ctx, size.x);
+    DrawColumnLines(ctx, ImVec2(size.x, std::max(size.y - controls_h, ImGui::GetFontSize() * 3)));
+  }
+  ImGui::EndChild();
+}
+
+void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
   const Tokens& tokens = ctx.trace->tokens;
@@ -70,19 +202,23 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
   dl->AddText(ImVec2(xr + 6, origin.y), colors.text_dim, "keys");
-  if (top_k < m) {  // say that lines were left out, between the two headers
+  if (top_k < m && !ctx.app.overlay) {  // say that lines were left out, between the headers
     char note[24];
     std::snprintf(note, sizeof note, "top %d", top_k);
     const float nw = ImGui::CalcTextSize(note).x;
     if (xr - xl > nw + font)
       dl->AddText(ImVec2((xl + xr - nw) / 2, origin.y), colors.text_dim, note);
   }
-  WeightRange range = weight_range(w, ctx.app.fixed_range);
+  const ColorScale& range = ctx.shown->scale;
+  const float* row = ctx.shown->focus_row(ctx.focus);
+  nlohmann::json overlay_json = nlohmann::json::array();
+  if (ctx.app.overlay)
+    DrawOverlayLines(ctx, ImVec2(xl + 4, top), ImVec2(xr - 4, top), row_h, overlay_json);
 
-  // Faint lines for every query, then the focused query's lines on top, strong.
-  for (int pass = 0; pass < 2; ++pass)
+  // Faint lines for every query, then the focused (or selected) queries' lines on top, strong.
+  for (int pass = 0; pass < 2 && !ctx.app.overlay; ++pass)
     for (int i = 0; i < n; ++i) {
-      bool focused = i == ctx.focus;
+      bool focused = i == ctx.focus || selected(ctx, i);
       if ((pass == 1) != focused || (pass == 0 && ctx.focus >= 0 && n > 24)) continue;
       float yi = top + (i + 0.5f) * row_h;
       const float keep = top_k_threshold(w, i, top_k);  // each query's top-k keys only
@@ -100,7 +236,7 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
     std::string label = i < static_cast<int>(tokens.size()) ? token_label(tokens[i], 10) : "?";
     float y = top + i * row_h;
     ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-    bool focused = i == ctx.focus;
+    bool focused = i == ctx.focus || selected(ctx, i);
     if (labels_fit || focused) {
       if (i < n) {
         ImVec2 p(xl - ts.x - 2, y + (row_h - ts.y) / 2);
@@ -110,9 +246,9 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
         dl->AddText(p, focused ? colors.focus : colors.text, label.c_str());
       }
       if (i < m) {
-        // Keys are tinted by the focused query's weight on them.
-        if (ctx.focus >= 0 && ctx.focus < n) {
-          float t = w(ctx.focus, i) / range.vmax;
+        // Keys are tinted by the focused query's weight on them (or the selection's combined row).
+        if (row && !ctx.app.overlay) {
+          float t = range.position(row[i]);
           dl->AddRectFilled(ImVec2(xr, y + 1), ImVec2(xr + 4 + ts.x + 2, y + row_h - 1),
                             with_alpha(colors.arc, 0.45f * t), 3.0f);
         }
@@ -126,6 +262,9 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
     nlohmann::json box = layout_box(ctx, "columns", origin, size);
     box["row_h"] = row_h * ctx.pixel_scale;
     box["top"] = top * ctx.pixel_scale;
+    box["overlay"] = ctx.app.overlay;
+    box["overlay_heads"] = ctx.app.overlay_heads;
+    box["overlay_lines"] = overlay_json;
     ctx.layout->push_back(std::move(box));
   }
   ImGui::Dummy(size);
@@ -135,6 +274,14 @@ float top_k_threshold(const Matrix& weights, int row, int k) {
   const int n = static_cast<int>(weights.cols());
   if (n == 0 || k <= 0) return 0.0f;
   std::vector<float> r(weights.row(row).data(), weights.row(row).data() + n);
+  k = std::min(k, n);
+  std::nth_element(r.begin(), r.begin() + (k - 1), r.end(), std::greater<float>());
+  return r[static_cast<size_t>(k - 1)];
+}
+
+float top_k_threshold(const float* row, int n, int k) {
+  if (n == 0 || k <= 0) return 0.0f;
+  std::vector<float> r(row, row + n);
   k = std::min(k, n);
   std::nth_element(r.begin(), r.begin() + (k - 1), r.end(), std::greater<float>());
   return r[static_cast<size_t>(k - 1)];
@@ -156,12 +303,15 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   const float font = ImGui::GetFontSize();
   // What to show without a focused token: a decoder's last token (what it predicts from), else
   // the strongest key of every query.
-  int f = ctx.focus >= 0 && ctx.focus < n ? ctx.focus : -1;
-  const char* mode = "query";
-  if (f < 0 && is_causal(w)) f = n - 1, mode = "last";
-  if (f < 0) mode = "strongest";
+  // Several selected queries: their combined row, drawn from the middle of the selection.
+  const bool selection = !ctx.shown->queries.empty();
+  int f = !selection && ctx.focus >= 0 && ctx.focus < n ? ctx.focus : -1;
+  const char* mode = selection ? "selection" : "query";
+  if (!selection && f < 0 && is_causal(w)) f = n - 1, mode = "last";
+  if (!selection && f < 0) mode = "strongest";
+  const float* row = selection ? ctx.shown->focus_row(ctx.focus) : f >= 0 ? &w(f, 0) : nullptr;
   top_k = std::clamp(top_k, 1, std::max(1, static_cast<int>(w.cols())));
-  const float threshold = f >= 0 ? top_k_threshold(w, f, top_k) : 0.0f;
+  const float threshold = row ? top_k_threshold(row, static_cast<int>(w.cols()), top_k) : 0.0f;
 
   // Header: what is drawn, the top-k control and the threshold it gives.
   const auto dim = ImGui::ColorConvertU32ToFloat4(colors.text_dim);
@@ -172,7 +322,12 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   const std::string who = f >= 0 && f < static_cast<int>(ctx.trace->tokens.size())
                               ? token_label(ctx.trace->tokens[f], 14)
                               : std::string();
-  if (f >= 0)
+  if (selection)
+    ImGui::TextColored(dim,
+                       "%d selected queries: their %d strongest keys (weight \xE2\x89\xA5 %.3f)",
+                       static_cast<int>(ctx.shown->queries.size()),
+                       std::min(top_k, static_cast<int>(w.cols())), threshold);
+  else if (f >= 0)
     ImGui::TextColored(dim, "%s\"%s\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s",
                        std::string(mode) == "last" ? "last token " : "", who.c_str(),
                        std::min(top_k, static_cast<int>(w.cols())), threshold,
@@ -183,7 +338,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   const ImVec2 pic(origin.x, origin.y + header_h);
   const ImVec2 pic_size(size.x, std::max(font * 3, size.y - header_h));
   nlohmann::json labels = nlohmann::json::array();
-  DrawArcs(ctx, pic, pic_size, f, ctx.layout ? &labels : nullptr);
+  DrawArcs(ctx, pic, pic_size, f, row, ctx.layout ? &labels : nullptr);
   if (ctx.layout) {
     nlohmann::json box = layout_box(ctx, "arcs", origin, size);
     box["mode"] = mode;
@@ -197,7 +352,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   ImGui::Dummy(size);
 }
 
-void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f,
+void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, const float* row,
                         nlohmann::json* labels_json) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
@@ -214,7 +369,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f,
                font * 0.8f;
   const float baseline = origin.y + size.y - font * (natural > size.x ? 2.7f : 1.6f);
   const float max_h = std::max(font, baseline - origin.y - font * 1.3f);  // room for a label
-  const WeightRange range = weight_range(w, ctx.app.fixed_range);
+  const ColorScale& range = ctx.shown->scale;
 
   // Labels placed so far (x0, y0, x1, y1): each new one must keep clear of all of them.
   std::vector<ImVec4> placed;
@@ -281,10 +436,10 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f,
     float weight;
   };
   std::vector<Arc> arcs;
-  if (f >= 0) {
-    const float threshold = top_k_threshold(w, f, top_k);
+  if (row) {  // from f, or (f = -1) from the middle of the selection
+    const float threshold = top_k_threshold(row, n, top_k);
     for (int j = 0; j < n; ++j)
-      if (w(f, j) >= threshold && w(f, j) / range.vmax >= 0.005f) arcs.push_back({f, j, w(f, j)});
+      if (row[j] >= threshold && row[j] / range.vmax >= 0.005f) arcs.push_back({f, j, row[j]});
   } else {
     for (int i = 0; i < w.rows(); ++i) {
       int best = 0;
@@ -295,20 +450,24 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f,
   }
   std::sort(arcs.begin(), arcs.end(),
             [](const Arc& a, const Arc& b) { return a.weight > b.weight; });
+  float selection_x = 0;
+  for (int q : ctx.shown->queries) selection_x += centers[std::clamp(q, 0, n - 1)];
+  if (!ctx.shown->queries.empty()) selection_x /= static_cast<float>(ctx.shown->queries.size());
+  const auto x_of = [&](int i) { return i >= 0 ? centers[i] : selection_x; };
   const auto height_of = [&](const Arc& a) {
-    return std::min(max_h, std::fabs(centers[a.to] - centers[a.from]) * 0.55f + font * 0.5f);
+    return std::min(max_h, std::fabs(centers[a.to] - x_of(a.from)) * 0.55f + font * 0.5f);
   };
   for (auto it = arcs.rbegin(); it != arcs.rend(); ++it) {  // strongest drawn last, on top
     const float t = it->weight / range.vmax;
-    const ImU32 c = with_alpha(colors.arc, (f >= 0 ? 0.25f : 0.15f) + (f >= 0 ? 0.75f : 0.6f) * t);
-    const float thickness = f >= 0 ? 1.0f + 7.0f * t : 1.0f + 3.0f * t;
+    const ImU32 c = with_alpha(colors.arc, row ? 0.25f + 0.75f * t : 0.15f + 0.6f * t);
+    const float thickness = row ? 1.0f + 7.0f * t : 1.0f + 3.0f * t;
     if (it->to == it->from) {  // attention to itself: a loop above the token
       dl->AddCircle(ImVec2(centers[it->to], baseline - font * 0.6f), font * 0.45f, c, 20,
                     thickness);
       continue;
     }
     const float hgt = height_of(*it);
-    const ImVec2 a(centers[it->from], baseline), b(centers[it->to], baseline);
+    const ImVec2 a(x_of(it->from), baseline), b(centers[it->to], baseline);
     dl->AddBezierCubic(a, ImVec2(a.x, baseline - hgt * 1.33f), ImVec2(b.x, baseline - hgt * 1.33f),
                        b, c, thickness);
   }
@@ -321,7 +480,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f,
     char buf[16];
     std::snprintf(buf, sizeof buf, "%.2f", a.weight);
     const ImVec2 ts = ImGui::CalcTextSize(buf);
-    const float cx = a.to == a.from ? centers[a.to] : (centers[a.from] + centers[a.to]) / 2;
+    const float cx = a.to == a.from ? centers[a.to] : (x_of(a.from) + centers[a.to]) / 2;
     const float apex = a.to == a.from ? baseline - font * 1.05f : baseline - height_of(a);
     const float px = std::clamp(cx - ts.x / 2, origin.x, origin.x + size.x - ts.x);
     for (float py : {apex - ts.y - 2, apex + 2, apex - 2 * ts.y - 4}) {

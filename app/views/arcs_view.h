@@ -2,7 +2,13 @@
 // Two pictures of one head: BertViz's two columns (queries left, keys right, a line for every
 // weight, opacity and width following it) and an arc diagram (curves above the sentence from the
 // focused token to every other token, thickness ∝ weight). Hover focuses a token, click locks it.
+// The lines can overlay several heads of the layer at once (BertViz's head view), each in its
+// colour of app/ui/head_palette.h, each toggled by a click on its swatch.
+#include <memory>
+#include <vector>
+
 #include <imgui.h>
+#include <nlohmann/json.hpp>
 
 #include "app/views/view_context.h"
 
@@ -14,13 +20,27 @@ struct ArcsView {
   void DrawArcDiagram(ViewContext& ctx, ImVec2 size);
 
  private:
-  // The arc diagram's token labels and the curves of query `f` (or, with f = -1, the strongest
-  // key of every query); every label placed avoids the ones placed before it.
-  void DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, nlohmann::json* labels_json);
+  // The arc diagram's token labels and curves: from query `f` (or from the selected queries'
+  // combined `row`), or with neither the strongest key of every query. Every label placed keeps
+  // clear of those placed before it.
+  void DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, const float* row,
+                nlohmann::json* labels_json);
+  // The overlay's checkbox and swatches; returns the height they took.
+  float DrawOverlayControls(ViewContext& ctx, float width);
+  void DrawColumnLines(ViewContext& ctx, ImVec2 size);  // below the controls
+  void DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, float row_h,
+                        nlohmann::json& drawn);
+  // The overlaid heads' matrices (sink options applied), rebuilt when trace/layer/options change.
+  const std::vector<Matrix>& OverlayWeights(const ViewContext& ctx);
+  std::shared_ptr<const AttentionTrace> overlay_trace_;
+  int overlay_layer_ = -1;
+  ShownOptions overlay_options_;
+  std::vector<Matrix> overlay_weights_;
 };
 
 // The k-th largest weight of row `row` (the smallest weight a top-k view keeps; ties kept too).
 float top_k_threshold(const Matrix& weights, int row, int k);
+float top_k_threshold(const float* row, int n, int k);
 // Decoders mask the future: no query gives weight to a later key.
 bool is_causal(const Matrix& weights);
 

@@ -22,9 +22,9 @@ constexpr float kSmallestLabel = 0.7f;  // label type shrinks to this fraction o
 constexpr double kMinTexelPixels = 2.0;
 constexpr int kLayoutWeightsMax = 64 * 64;  // --layout lists the weights of matrices this small
 
-std::uint64_t cache_key(int colormap, WeightRange r, bool fixed) {
-  std::uint64_t k = std::hash<float>{}(r.vmin) * 31 + std::hash<float>{}(r.vmax);
-  return k * 131 + static_cast<std::uint64_t>(colormap) * 7 + (fixed ? 1 : 0);
+std::uint64_t cache_key(const ColorScale& c) {
+  std::uint64_t k = std::hash<float>{}(c.vmin) * 31 + std::hash<float>{}(c.vmax);
+  return k * 131 + static_cast<std::uint64_t>(c.colormap) * 7 + (c.log ? 1 : 0);
 }
 
 ImTextureID texture_id(const GlFramebuffer& fb) {
@@ -104,7 +104,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const ThemeColors& colors = theme_colors();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace) {
+  if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace || !ctx.shown) {
     ImGui::Dummy(size);
     dl->AddText(ImVec2(origin.x + 8, origin.y + 8), colors.text_dim,
                 ctx.trace       ? "no tokens: type a sentence above"
@@ -115,10 +115,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const Matrix& w = *ctx.weights;
   const Tokens& tokens = ctx.trace->tokens;
   const float s = ctx.pixel_scale;
-  if (range_of != &w || range_fixed != ctx.app.fixed_range) {
-    range = weight_range(w, ctx.app.fixed_range);
-    range_of = &w, range_fixed = ctx.app.fixed_range, range_pin = ctx.trace_ref;
-  }
+  const ColorScale& range = ctx.shown->scale;  // one colour scale per shown matrix
   Geometry g;
   g.rows = static_cast<int>(w.rows()), g.cols = static_cast<int>(w.cols());
   UpdateLabels(*ctx.trace, std::max(g.rows, g.cols));
@@ -165,14 +162,13 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   g.every = std::max(1, static_cast<int>(std::ceil(g.label_size / g.cell - 1e-4f)));
 
   // --- Cells: the pyramid level whose texels are at least a pixel, its visible part. ---
-  const std::uint64_t key = cache_key(ctx.app.colormap, range, ctx.app.fixed_range);
-  if (drawn_matrix != &w || drawn_key != key || cells.empty()) {
-    cells.reset(&w, ctx.app.colormap, range.vmin, range.vmax);
-    Matrix ramp(256, 1);  // top = vmax, bottom = vmin
-    for (int i = 0; i < 256; ++i) ramp(i, 0) = range.vmax - (range.vmax - range.vmin) * i / 255.0f;
-    renderer.render(ramp, ctx.app.colormap, range.vmin, range.vmax, bar_values, bar);
-    drawn_matrix = &w;
-    drawn_trace = ctx.trace_ref;
+  const std::uint64_t key = cache_key(range);
+  if (drawn_shown != ctx.shown || drawn_key != key || cells.empty()) {
+    cells.reset(&ctx.shown->weights, range);
+    Matrix ramp(256, 1);  // top = vmax, bottom = vmin (positions on the colormap)
+    for (int i = 0; i < 256; ++i) ramp(i, 0) = 1.0f - i / 255.0f;
+    renderer.render(ramp, range.colormap, 0.0f, 1.0f, bar_values, bar);
+    drawn_shown = ctx.shown;
     drawn_key = key;
   }
   const int level = cells.level_for(g.cell * s / kMinTexelPixels);
@@ -204,7 +200,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
         ImVec2 ts = ImGui::CalcTextSize(buf);
         dl->AddText(ImVec2(g.cell_x(j, viewport) + (g.cell - ts.x) / 2,
                            g.cell_y(i, viewport) + (g.cell - ts.y) / 2),
-                    text_color_on(ctx.app.colormap, w(i, j), range.vmin, range.vmax), buf);
+                    text_color_on(range.colormap, range.position(w(i, j)), 0.0f, 1.0f), buf);
       }
     ImGui::PopFont();
     dl->PopClipRect();
@@ -260,6 +256,16 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
                           {"h", th * s}});
   }
   dl->PopClipRect();
+  // Several selected queries: a bar left of each selected row (in view) and a frame around it.
+  for (int q : ctx.shown->queries) {
+    if (q < first_row || q > last_row) continue;
+    const float ya = std::max(grid_a.y, g.cell_y(q, viewport)),
+                yb = std::min(grid_b.y, g.cell_y(q + 1, viewport));
+    dl->AddRectFilled(ImVec2(g.x0 - std::max(3.0f, font * 0.25f), ya), ImVec2(g.x0 - 1, yb),
+                      colors.focus);
+    dl->AddRect(ImVec2(g.x0, ya), ImVec2(grid_b.x, yb), with_alpha(colors.focus, 0.9f), 0, 0,
+                std::max(1.0f, std::min(2.0f, g.cell * 0.2f)));
+  }
   // Focus marker: a triangle left of the focused row (never drawn over the cells).
   if (ctx.focus >= first_row && ctx.focus <= last_row) {
     float cy = g.cell_y(ctx.focus + 0.5, viewport),
@@ -276,9 +282,9 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const int ticks = g.grid_h > mono * 6 ? 5 : g.grid_h > mono * 2.5f ? 2 : 1;
   for (int k = 0; k < ticks; ++k) {
     float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
-    float y = g.y0 + g.grid_h * f, v = range.vmax - (range.vmax - range.vmin) * f;
+    float y = g.y0 + g.grid_h * f, v = range.weight_at(1.0f - f);
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
+    std::snprintf(buf, sizeof buf, range.log && v < 0.01f ? "%.0e" : "%.2f", v);
     dl->AddLine(ImVec2(bx + bar_w, y), ImVec2(bx + bar_w + 3, y), colors.text);
     float ty = std::clamp(y - mono / 2, g.y0 - mono / 2, grid_b.y - mono / 2);
     dl->AddText(ImVec2(bx + bar_w + 3 + font * 0.4f, ty), colors.text, buf);
@@ -393,7 +399,13 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
       {"label_every", g.every},
       {"vmin", range.vmin},
       {"vmax", range.vmax},
-      {"colormap", colormaps()[ctx.app.colormap].name},
+      {"log_scale", range.log},
+      {"title", ctx.shown->title},
+      {"aggregate", ctx.shown->options.aggregate},
+      {"hidden_keys", ctx.shown->hidden_key},
+      {"selected_queries", ctx.shown->queries},
+      {"combined_row", ctx.shown->combined},
+      {"colormap", colormaps()[range.colormap].name},
       {"numbers", numbers},
       {"colorbar", {{"x", bx * s}, {"y", g.y0 * s}, {"w", bar_w * s}, {"h", g.grid_h * s}}},
       {"row_labels", row_json},

@@ -43,8 +43,7 @@ struct HeatmapView {
   GlTexture bar_values;
   GlFramebuffer bar;  // the colorbar, through the same shader
   // What the textures show now, to redo the GPU pass only when something changed.
-  const void* drawn_matrix = nullptr;
-  std::shared_ptr<const AttentionTrace> drawn_trace;  // pins drawn_matrix's memory
+  std::shared_ptr<const ShownMatrix> drawn_shown;  // the matrix the cells show
   std::uint64_t drawn_key = 0;
   HeatmapViewport viewport;
   std::unique_ptr<HeatmapScript> script;  // applied once a trace is shown, then kept panning
@@ -61,11 +60,6 @@ struct HeatmapView {
   float labels_font = 0.0f;
   float max_label_w = 0.0f;
   bool dragging = false;
-  // The colour range of the drawn matrix: a max over n² weights is too slow to redo every frame.
-  const Matrix* range_of = nullptr;
-  bool range_fixed = false;
-  WeightRange range;
-  std::shared_ptr<const AttentionTrace> range_pin;  // keeps range_of's address from being reused
 
   void UpdateLabels(const AttentionTrace& trace, int count);
 };

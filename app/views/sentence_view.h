@@ -2,7 +2,8 @@
 // The sentence itself, each token tinted by the weight the focused token gives it: the heatmap's
 // focused row read in place. Hover focuses a token, click locks it. Long inputs (thousands of
 // tokens) scroll in a strip of a few lines where only the visible lines are laid out and drawn,
-// and a search box finds a token, locks it and scrolls to it.
+// and a search box finds a token, locks it and scrolls to it. Shift-click adds or removes a query
+// from the selection, and a drag across tokens selects that range.
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 namespace attnscope {
 
 struct SentenceView {
+  int drag_anchor = -1;  // the token a drag started on (-1: no drag)
   void Draw(ViewContext& ctx, float width, bool large);
 
   std::string search;   // the search box's text
@@ -29,14 +31,10 @@ struct SentenceView {
   std::vector<Placement> places;
   std::vector<int> line_starts;  // first token of each line
   int scroll_to_token = -1;      // scroll the strip to this token next frame
-  // The colour range of the tinting matrix, kept per matrix (a max over n² weights).
-  const Matrix* range_of = nullptr;
-  bool range_fixed = false;
-  WeightRange range;
-  std::shared_ptr<const AttentionTrace> range_pin;
 
   void Place(const Tokens& tokens, float width, float font);
   void DrawSearch(ViewContext& ctx);
+  void HandleSelection(ViewContext& ctx, int token);  // the pointer is over `token`
 };
 
 }  // namespace attnscope
