@@ -168,7 +168,10 @@ void MainWindow::DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int 
   const bool lines = !ctx.weights ||
                      (ctx.weights->rows() <= kMaxArcTokens && ctx.weights->cols() <= kMaxArcTokens);
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float arc_h = lines ? std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f) : 0.0f;
+  // Many tokens: the heatmap needs the height more than the arcs do.
+  const bool many = ctx.weights && ctx.weights->rows() > 16;
+  const float arc_h =
+      lines ? std::clamp(avail.y * (many ? 0.24f : 0.30f), font * 5.5f, font * 11.0f) : 0.0f;
   const float row_h = std::max(font * 8, avail.y - arc_h - (lines ? style.ItemSpacing.y : 0));
   // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
   text_dim("%s \xC2\xB7 rows: queries, columns: keys",

@@ -16,7 +16,7 @@ namespace attnscope {
 
 namespace {
 constexpr int kMaxLabelChars = 12;
-constexpr float kSmallestLabel = 0.7f;  // label type shrinks to this fraction of the UI font
+constexpr float kSmallestLabel = 0.66f;  // label type shrinks to this fraction of the UI font
 // Zoomed out, a pooled texel covers at least this many pixels: a single hot cell shows as a dot
 // a projector still resolves, not a lone pixel.
 constexpr double kMinTexelPixels = 2.0;
