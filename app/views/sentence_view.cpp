@@ -133,7 +133,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
     if (search_hit >= n) search_hit = -1;
   }
   const int lines = static_cast<int>(line_starts.size());
-  if (n >= kSearchFromTokens || lines > kStripLines) {
+  const int strip_lines = large ? kStripLines : 2;  // small windows keep room for the heatmap
+  if (n >= kSearchFromTokens || lines > strip_lines) {
     ImGui::PopFont();
     DrawSearch(ctx);
     ImGui::PushFont(large ? ctx.fonts.big : ctx.fonts.ui);
@@ -146,9 +147,9 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
 
   // The strip: all lines when they fit, else kStripLines of them with a scrollbar.
   const float strip_h =
-      line_h * std::min(lines, kStripLines) + (lines > kStripLines ? h * 0.2f : 0);
+      line_h * std::min(lines, strip_lines) + (lines > strip_lines ? h * 0.2f : 0);
   ImGui::BeginChild(ctx.slot == 0 ? "##strip0" : "##strip1", ImVec2(width, strip_h), false,
-                    lines > kStripLines ? 0 : ImGuiWindowFlags_NoScrollbar);
+                    lines > strip_lines ? 0 : ImGuiWindowFlags_NoScrollbar);
   if (scroll_to_token >= 0 && scroll_to_token < n) {
     const float y = places[scroll_to_token].line * line_h;
     ImGui::SetScrollY(std::max(0.0f, y - (strip_h - line_h) / 2));
