@@ -26,10 +26,14 @@ void format_value(float v, char (&buf)[24]) {
 
 // The query the table follows: the focused token, else a decoder's last token (the one it
 // predicts from), else the first.
-int chosen_query(const ViewContext& ctx) {
+int chosen_query(const ViewContext& ctx, FormulaRowState& state) {
   const int n = static_cast<int>(ctx.weights->rows());
   if (ctx.focus >= 0 && ctx.focus < n) return ctx.focus;
-  return is_causal(*ctx.weights) ? n - 1 : 0;
+  if (state.causal_of != ctx.weights || state.causal_pin != ctx.shown) {
+    state.causal = is_causal(*ctx.weights);
+    state.causal_of = ctx.weights, state.causal_pin = ctx.shown;
+  }
+  return state.causal ? n - 1 : 0;
 }
 }  // namespace
 
@@ -38,7 +42,7 @@ void draw_query_row(ViewContext& ctx, FormulaRowState& state, int layer, int hea
   const auto dim = ImGui::ColorConvertU32ToFloat4(colors.text_dim);
   if (!ctx.weights || ctx.weights->rows() == 0) return;
   const Tokens& tokens = ctx.trace->tokens;
-  const int query = chosen_query(ctx);
+  const int query = chosen_query(ctx, state);
   const bool changed = state.trace != ctx.trace || state.layer != layer || state.head != head ||
                        state.query != query;
   if (changed) {

@@ -20,6 +20,10 @@ struct FormulaRowState {
   const AttentionTrace* trace = nullptr;
   std::shared_ptr<const AttentionTrace> pin;  // keeps `trace`'s address from being reused
   int layer = -1, head = -1, query = -1;
+  // Whether the shown matrix is causal (an n² scan: once per matrix, not every frame).
+  const Matrix* causal_of = nullptr;
+  std::shared_ptr<const ShownMatrix> causal_pin;
+  bool causal = false;
   QueryRow row;
 };
 
