@@ -228,6 +228,8 @@ int run_gui(const GuiOptions& options) {
 
   MainWindow main_window;
   main_window.sessions.recent = settings.recent_sessions;
+  if (HeatmapScript script; parse_heatmap_script(options.heatmap_view, script))
+    main_window.heatmaps[0].script = std::make_unique<HeatmapScript>(script);
   // A session replaces the defaults; options given on the command line win over it.
   if (!options.session.empty()) {
     main_window.sessions.Open(app, prefs, options.session);

@@ -63,6 +63,7 @@ struct MainWindow {
                 nlohmann::json* layout, float pixel_scale);
   bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
   bool tabs_model_view = false;  // the tab selected last frame
+  void DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width);
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };

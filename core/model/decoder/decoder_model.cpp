@@ -105,6 +105,9 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     }
     DecoderRequest request;
     request.keep_steps = static_cast<int>(tokens.size()) <= kStepsMaxTokens;
+    request.keep_vector_steps =
+        keep_vector_steps(static_cast<int>(tokens.size()), network_.spec().layers,
+                          network_.spec().heads, network_.spec().head_dim);
     DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
     trace.model = info();
     trace.backend = backend.name();
