@@ -1,5 +1,6 @@
 #include "app/app.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +48,7 @@ void App::set_text(int slot, const std::string& text) {
 
 void App::submit(int slot) {
   SlotState& s = state.slots[slot];
-  ComputeJob job{state.model, state.backend, s.text, s.next_id++};
+  ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
   s.submitted_id = job.id;
   if (!state.model) return;  // computed once a model arrives
   worker_.submit(slot, std::move(job));
@@ -61,9 +62,31 @@ bool App::settled() const {
   if (!state.model) return false;
   for (int s = 0; s < kSlots; ++s) {
     auto r = worker_.result(s);
-    if (!r || r->id != state.slots[s].submitted_id) return false;
+    if (!r || r->id != state.slots[s].submitted_id || worker_.generating(s)) return false;
   }
   return true;
+}
+
+void App::generate(int slot) {
+  SlotState& s = state.slots[slot];
+  if (!state.model || !state.model_info.capabilities.generation) return;
+  ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
+  job.generate = s.generation;
+  s.submitted_id = job.id;
+  s.follow_generation = true;
+  worker_.submit(slot, std::move(job));
+}
+
+void App::step_timeline(int slot, int delta) {
+  SlotState& s = state.slots[slot];
+  if (!s.result || !s.result->trace || !s.result->generation) return;
+  const GenerationState& g = *s.result->generation;
+  if (g.steps == 0) return;
+  // The focused step: the locked token if it is a generated one, else the newest.
+  int step = s.locked_token >= g.prompt_tokens ? s.locked_token - g.prompt_tokens : g.steps - 1;
+  step = std::clamp(step + delta, 0, g.steps - 1);
+  s.locked_token = g.prompt_tokens + step;
+  s.follow_generation = step == g.steps - 1;
 }
 
 void App::open_model(const std::string& spec) {
@@ -140,11 +163,17 @@ void App::update() {
   if (auto loaded = loader_.take_result()) {
     if (loaded->model) {
       state.model = loaded->model;
+      state.model_info = loaded->info;
       state.model_spec = loaded->label;
       state.model_error.clear();
-      ModelInfo info = state.model->info();
-      state.layer = std::min(state.layer, std::max(0, info.layers - 1));
-      state.head = std::min(state.head, std::max(0, info.heads - 1));
+      const ModelInfo& info = state.model_info;
+      // While a newer load is on its way (a session opened at startup, while the default model
+      // was still loading), keep the layer and head it asked for: clamping them to this model
+      // would lose them. The views draw nothing for a layer outside the trace meanwhile.
+      if (!loader_.progress().busy) {
+        state.layer = std::min(state.layer, std::max(0, info.layers - 1));
+        state.head = std::min(state.head, std::max(0, info.heads - 1));
+      }
       if (auto* stored = dynamic_cast<const TraceModel*>(state.model.get())) {
         // A stored trace shows its own text, once.
         SlotState& s = state.slots[0];
@@ -176,6 +205,12 @@ void App::on_trace(int slot) {
   SlotState& s = state.slots[slot];
   if (!s.result || !s.result->trace) return;
   const Tokens& tokens = s.result->trace->tokens;
+  // A generation in progress: the focus follows the newest token (its row in every view) until
+  // the user steps back along the timeline.
+  if (const auto& g = s.result->generation; g && g->steps > 0 && s.follow_generation) {
+    s.locked_token = static_cast<int>(tokens.size()) - 1;
+    return;
+  }
   // Keep a locked token in range; otherwise focus the preset's ambiguous word if present.
   if (s.locked_token >= static_cast<int>(tokens.size())) s.locked_token = -1;
   if (s.locked_token < 0 && !s.preferred_word.empty()) {

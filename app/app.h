@@ -49,12 +49,20 @@ class App {
   void cancel_download();
   void choose_backend(const std::string& choice);
   void apply_preset(const PresetPair& preset);
+  // Generation timeline (decoders): continue slot's text with its GenerationOptions, step by step
+  // on the worker (each step is published as it comes); stop it before its next step; move the
+  // focus `delta` steps along the generated tokens (clamped).
+  void generate(int slot);
+  void stop_generation(int slot) { worker_.stop_generation(slot); }
+  bool generating(int slot) const { return worker_.generating(slot); }
+  void step_timeline(int slot, int delta);
   void refresh_model_list();
 
   LoadProgress load_progress() const { return loader_.progress(); }
   bool computing() const { return worker_.busy(0) || worker_.busy(1); }
   std::uint64_t computed_jobs() const { return worker_.completed(); }
-  // True once every slot's newest submitted job has a published result.
+  // True once every slot's newest submitted job has a published result (a generation: its last
+  // step).
   bool settled() const;
 
  private:

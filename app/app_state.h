@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "app/views/shown_matrix.h"
 #include "app/worker.h"
 #include "core/backend/backend.h"
 #include "core/model/lesson/lesson_model.h"
@@ -21,6 +23,11 @@ struct SlotState {
   std::string label;                            // e.g. "river" (preset sense)
   int locked_token = -1;                        // clicked token (-1: none)
   std::string preferred_word;                   // focus this word when a new trace arrives
+  // Generation (decoders): the settings of the Generate button, and whether the focus follows
+  // each new token as it comes (false once the user steps back on the timeline).
+  GenerationOptions generation{.max_new_tokens = 16, .predictions = 10};
+  bool follow_generation = true;
+  std::vector<int> selected_queries;  // several query tokens (shift-click / drag), sorted
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
@@ -62,6 +69,7 @@ struct AppState {
 
   // Model: the one computing now, what it is, and how it was asked for.
   std::shared_ptr<const Model> model;
+  ModelInfo model_info;  // model->info() of `model`, read once when it loaded (views read this)
   std::string model_spec = "lesson";
   std::string model_error;  // why the newest load failed (the previous model stays)
   LessonOptions lesson;     // edited by the controls; applied by rebuilding the lesson model
@@ -73,6 +81,13 @@ struct AppState {
   int colormap = 0;          // index into colormaps()
   bool fixed_range = false;  // colors span 0..1 instead of 0..row-set max
   Focus focus;
+
+  // What every view draws instead of one head's raw weights (aggregate, sinks, log colours).
+  ShownOptions shown;
+  bool model_view = false;  // the main area shows every layer × head (app/views/model_view.h)
+  int model_view_slot = 0;  // whose sentence the model view shows
+  bool overlay = false;     // the lines view overlays several heads of the layer
+  std::vector<int> overlay_heads;  // which heads (sorted), toggled by their swatches
 
   LessonMode lesson_mode;
   std::string session_path;  // the session file last opened or saved (empty: none)

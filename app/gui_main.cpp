@@ -1,6 +1,7 @@
 // The window and the frame loop: GLFW + glad + Dear ImGui, the worker-fed views, screenshots at
 // 1×/2×/4× through an offscreen framebuffer (text rasterised at that scale), and the headless
-// `--screenshot` / `--layout` / `--type-keys` runs the gui tests drive.
+// `--screenshot` runs the gui tests drive (their scripted input and the layout file:
+// app/testing/gui_script.h).
 #include "app/gui_main.h"
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "app/render/gl_objects.h"
 #include "app/render/heatmap_renderer.h"
 #include "app/session_io.h"
+#include "app/testing/gui_script.h"
 #include "app/ui/colormap.h"
 #include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
@@ -48,10 +50,6 @@ void on_glfw_error(int code, const char* text) {
 // Key presses since the last frame, recorded by our GLFW callback (ImGui chains to it). ImGui 1.86
 // samples key state once per frame, so a press and release inside one slow frame (a quick tap,
 // or xdotool) would be lost to IsKeyPressed; shortcuts read this queue instead.
-struct KeyPress {
-  int key;
-  int mods;
-};
 std::vector<KeyPress> g_key_presses;
 void on_key(GLFWwindow*, int key, int, int action, int mods) {
   if (action == GLFW_PRESS || action == GLFW_REPEAT) g_key_presses.push_back({key, mods});
@@ -61,6 +59,14 @@ bool pressed(int key, bool ctrl = false) {
     if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
   return false;
 }
+// A press of `key` with exactly `mods` among Shift, Ctrl and Alt (the arrows mean one thing plain
+// and another with Shift).
+bool pressed_with(int key, int mods) {
+  constexpr int kMask = GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT;
+  for (const KeyPress& k : g_key_presses)
+    if (k.key == key && (k.mods & kMask) == mods) return true;
+  return false;
+}
 
 // Files and folders dropped on the window since the last frame.
 std::vector<std::string> g_dropped;
@@ -68,61 +74,9 @@ void on_drop(GLFWwindow*, int count, const char** paths) {
   for (int i = 0; i < count; ++i) g_dropped.emplace_back(paths[i]);
 }
 
-// The keys of --keys ("pagedown,right,u"), as GLFW key codes; throws UsageError for an unknown one.
-std::vector<int> parse_keys(const std::string& list) {
-  static const std::pair<const char*, int> kNames[] = {{"pagedown", GLFW_KEY_PAGE_DOWN},
-                                                       {"pageup", GLFW_KEY_PAGE_UP},
-                                                       {"right", GLFW_KEY_RIGHT},
-                                                       {"left", GLFW_KEY_LEFT},
-                                                       {"up", GLFW_KEY_UP},
-                                                       {"down", GLFW_KEY_DOWN},
-                                                       {"home", GLFW_KEY_HOME},
-                                                       {"end", GLFW_KEY_END},
-                                                       {"space", GLFW_KEY_SPACE},
-                                                       {"escape", GLFW_KEY_ESCAPE},
-                                                       {"f5", GLFW_KEY_F5},
-                                                       {"u", GLFW_KEY_U},
-                                                       {"p", GLFW_KEY_P}};
-  std::vector<int> keys;
-  std::string name;
-  for (size_t i = 0; i <= list.size(); ++i) {
-    if (i < list.size() && list[i] != ',') {
-      name += list[i];
-      continue;
-    }
-    if (name.empty()) continue;
-    int code = -1;
-    for (const auto& [n, c] : kNames)
-      if (name == n) code = c;
-    if (code < 0) throw UsageError("--keys: unknown key '" + name + "'");
-    keys.push_back(code);
-    name.clear();
-  }
-  return keys;
-}
-
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-// Splits UTF-8 text into code points (invalid bytes become U+FFFD) for ImGui's input queue.
-std::vector<unsigned> code_points(const std::string& s) {
-  std::vector<unsigned> out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    unsigned cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-    for (int k = 1; ok && k < n; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      ok = (d & 0xC0) == 0x80;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    out.push_back(ok ? cp : 0xFFFD);
-    i += ok ? n : 1;
-  }
-  return out;
 }
 
 std::string timestamped_name(int scale) {
@@ -148,28 +102,6 @@ void write_png(const std::string& path, int width, int height) {
   if (!stbi_write_png_to_func(append, &png, width, height, 4, pixels.data(), width * 4))
     throw Error("cannot encode the screenshot '" + path + "'");
   write_output(path, "screenshot", [&](std::ostream& out) { out.write(png.data(), png.size()); });
-}
-
-nlohmann::json traces_json(const App& app) {
-  nlohmann::json out = nlohmann::json::array();
-  for (int s = 0; s < kSlots; ++s) {
-    const auto& r = app.state.slots[s].result;
-    nlohmann::json t = {{"slot", s}, {"box_text", app.state.slots[s].text}};
-    if (r) {
-      t["error"] = r->error;
-      t["text"] = r->text;
-      if (r->trace) {
-        nlohmann::json tokens = nlohmann::json::array();
-        for (const Token& tok : r->trace->tokens) tokens.push_back(tok.text);
-        t["tokens"] = tokens;
-        t["trace_text"] = r->trace->text;
-        t["compute_ms"] = r->trace->compute_ms;
-        t["backend"] = r->trace->backend;  // the backend that computed it
-      }
-    }
-    out.push_back(t);
-  }
-  return out;
 }
 
 // How large a capture may be: the largest framebuffer side this OpenGL allocates, and a pixel
@@ -228,7 +160,7 @@ struct GlfwSession {
 int run_gui(const GuiOptions& options) {
   int exit_code_from_session = 0;
   const bool headless = !options.screenshot.empty() || !options.type_keys.empty();
-  const std::vector<int> scripted_keys = parse_keys(options.keys);
+  GuiScript script(options);  // the hidden testing options (parsed first: a bad --keys is usage)
   std::string settings_problem;
   Settings settings = load_settings(settings_problem);
   if (!options.theme.empty()) settings.light_theme = options.theme == "light";
@@ -334,29 +266,14 @@ int run_gui(const GuiOptions& options) {
   nlohmann::json layout;
   std::vector<double> frame_times, ui_times;  // ms: whole frame to the end of GL; UI build only
   float frame_ms = 0.0f;
-  int frame = 0, frames_ready = 0, typed = 0, typing_frames_after = 0;
-  enum class Typing {
-    kNone,
-    kWaitSettle,
-    kFocusing,
-    kTyping,
-    kWaitPublish,
-    kDone
-  } typing = options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle;
-  const std::vector<unsigned> keys = code_points(options.type_keys);
-  int keys_injected = 0;
-  auto typing_started = Clock::now();
-  double typing_ms = 0.0;  // from the first keystroke to the last
-  std::uint64_t jobs_before_typing = 0;
+  int frame = 0, frames_ready = 0;
   const auto started = Clock::now();
   bool windowed_saved = false;
   int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
   int exit_code = exit_code_from_session;
-  size_t keys_pressed = 0;
-  bool dropped_test_path = options.drop.empty();
 
   while (!glfwWindowShouldClose(window)) {
-    const bool busy = app.computing() || app.load_progress().busy || typing != Typing::kNone;
+    const bool busy = app.computing() || app.load_progress().busy || script.busy();
     if (headless)
       glfwPollEvents();
     else
@@ -391,28 +308,11 @@ int run_gui(const GuiOptions& options) {
     if (to_fbo)
       io.DisplayFramebufferScale = ImVec2(static_cast<float>(scale), static_cast<float>(scale));
 
-    // Scripted typing (tests): one character per frame into the focused text box.
-    if (typing == Typing::kTyping) {
-      if (typed < static_cast<int>(keys.size())) {
-        io.AddInputCharacter(keys[typed++]);
-        ++keys_injected;
-      } else {
-        typing = Typing::kWaitPublish;
-        typing_ms = ms_since(typing_started);
-      }
-    }
+    script.before_new_frame(io);
 
     ImGui::NewFrame();
     app.update();
-    // Scripted keys and drops (tests): once everything is computed, one key per settled frame.
-    if (frame >= 2 && app.settled() && !app.load_progress().busy) {
-      if (!dropped_test_path) {
-        g_dropped.push_back(options.drop);
-        dropped_test_path = true;
-      } else if (keys_pressed < scripted_keys.size()) {
-        g_key_presses.push_back({scripted_keys[keys_pressed++], 0});
-      }
-    }
+    script.inject(app, frame, g_key_presses, g_dropped);
 
     // Dropped files and folders: sessions, model folders.
     for (const std::string& path : g_dropped)
@@ -444,10 +344,28 @@ int run_gui(const GuiOptions& options) {
       }
     }
     // Keyboard shortcuts (arrows only while no text box has the keyboard).
+    // ←/→ step the generation timeline instead while the pointer is over it, and with Shift always
+    // (the sentence in focus, else the one that generated).
     if (!io.WantTextInput && app.state.model && !lesson_mode.active) {
-      ModelInfo info = app.state.model->info();
-      if (pressed(GLFW_KEY_RIGHT)) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
-      if (pressed(GLFW_KEY_LEFT)) app.state.layer = std::max(app.state.layer - 1, 0);
+      const ModelInfo& info = app.state.model_info;
+      const int over_timeline = main_window.timeline_hovered_slot();
+      const bool plain_right = pressed_with(GLFW_KEY_RIGHT, 0),
+                 plain_left = pressed_with(GLFW_KEY_LEFT, 0);
+      if (over_timeline >= 0) {
+        if (plain_right) app.step_timeline(over_timeline, +1);
+        if (plain_left) app.step_timeline(over_timeline, -1);
+      } else {
+        if (plain_right) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
+        if (plain_left) app.state.layer = std::max(app.state.layer - 1, 0);
+      }
+      if (pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ||
+          pressed_with(GLFW_KEY_LEFT, GLFW_MOD_SHIFT)) {
+        const int delta = pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ? +1 : -1;
+        int slot = app.state.show_second ? app.state.focus.active_slot : 0;
+        const auto& r = app.state.slots[slot].result;
+        if (!(r && r->generation)) slot = 1 - slot;
+        app.step_timeline(slot, delta);
+      }
       if (pressed(GLFW_KEY_DOWN)) app.state.head = std::min(app.state.head + 1, info.heads - 1);
       if (pressed(GLFW_KEY_UP)) app.state.head = std::max(app.state.head - 1, 0);
     }
@@ -533,9 +451,7 @@ int run_gui(const GuiOptions& options) {
     // capture then raced the first traces and missed the hover of --hover).
     const bool load_failed =
         !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
-    const bool ready = (app.settled() || load_failed) &&
-                       (typing == Typing::kNone || typing == Typing::kDone) &&
-                       keys_pressed == scripted_keys.size() && dropped_test_path &&
+    const bool ready = (app.settled() || load_failed) && script.inputs_done() &&
                        g_dropped.empty() && !app.load_progress().busy;
     frames_ready = ready ? frames_ready + 1 : 0;
     bool finish = false;
@@ -569,27 +485,7 @@ int run_gui(const GuiOptions& options) {
     if (to_fbo) glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (!headless) glfwSwapBuffers(window);
 
-    // Scripted typing state machine.
-    if (typing == Typing::kWaitSettle && app.settled() && frame >= 2) {
-      app.set_text(0, "");  // start from an empty box, then type every character
-      if (app.state.lesson_mode.active)
-        main_window.lesson.focus_text_box = 0;
-      else
-        main_window.focus_text_box = 0;
-      typing = Typing::kFocusing;
-      jobs_before_typing = app.computed_jobs();
-    } else if (typing == Typing::kFocusing &&
-               (app.state.lesson_mode.active ? main_window.lesson.text_box_active
-                                             : main_window.text_box_active[0])) {
-      typing = Typing::kTyping;
-      keys_injected = 0;
-      typing_started = Clock::now();
-    } else if (typing == Typing::kWaitPublish) {
-      ++typing_frames_after;
-      const auto& r = app.state.slots[0].result;
-      if (r && r->trace && r->text == app.state.slots[0].text && app.settled())
-        typing = Typing::kDone;
-    }
+    script.after_frame(app, main_window, frame, draw_ms);
 
     frame_ms = static_cast<float>(draw_ms);
     // Statistics skip the first frames (font atlas, shaders) and capture frames (PNG encoding).
@@ -602,38 +498,13 @@ int run_gui(const GuiOptions& options) {
   }
 
   if (!options.layout_file.empty()) {
-    std::sort(frame_times.begin(), frame_times.end());
-    std::sort(ui_times.begin(), ui_times.end());
-    nlohmann::json doc = {
-        {"format", "attnscope-layout/1"},
-        {"scale", headless ? headless_scale : 1},
-        {"width", width * (headless ? headless_scale : 1)},
-        {"height", height * (headless ? headless_scale : 1)},
-        {"theme", prefs.light_theme ? "light" : "dark"},
-        {"colormap", colormaps()[app.state.colormap].name},
-        {"frames", frame},
-        {"frame_ms_median", frame_times.empty() ? 0.0 : frame_times[frame_times.size() / 2]},
-        {"ui_ms_median", ui_times.empty() ? 0.0 : ui_times[ui_times.size() / 2]},
-        {"model", app.state.model ? app.state.model->info().name : ""},
-        {"model_error", app.state.model_error},
-        {"backend", app.state.backend ? app.state.backend->name() : ""},
-        {"backend_note", app.state.backend_note},
-        {"views", layout},
-        {"traces", traces_json(app)},
-        {"state", nlohmann::json::parse(session_to_json(capture_session(app, prefs)))},
-        {"session_path", app.state.session_path},
-        {"message", app.state.message},
-        {"recent_sessions", main_window.sessions.recent}};
-    if (!options.type_keys.empty())
-      doc["typing"] = {{"typed", options.type_keys},
-                       {"done", typing == Typing::kDone},
-                       {"keystroke_frames", keys_injected},
-                       {"typing_ms", typing_ms},
-                       {"frames_to_publish", typing_frames_after},
-                       {"jobs_computed", app.computed_jobs() - jobs_before_typing}};
-    std::ofstream out(options.layout_file);
-    out << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    if (!out) throw Error("cannot write the layout file '" + options.layout_file + "'");
+    LayoutReport report;
+    report.scale = headless ? headless_scale : 1;
+    report.width = width, report.height = height, report.frames = frame;
+    report.frame_times = std::move(frame_times), report.ui_times = std::move(ui_times);
+    report.views = std::move(layout);
+    write_layout_file(options.layout_file, app, prefs, main_window, std::move(report), script,
+                      options);
   }
   if (!headless) {
     if (!prefs.fullscreen || !windowed_saved) glfwGetWindowSize(window, &saved_w, &saved_h);
@@ -648,7 +519,7 @@ int run_gui(const GuiOptions& options) {
     std::string problem;
     if (!save_settings(settings, problem)) std::fprintf(stderr, "attnscope: %s\n", problem.c_str());
   }
-  if (headless && typing != Typing::kNone && typing != Typing::kDone) {
+  if (headless && script.typing_unfinished()) {
     std::fprintf(stderr, "attnscope: the typed text was not computed in time\n");
     exit_code = 1;
   }

@@ -38,6 +38,9 @@ struct GuiOptions {
   // had been dropped on the window.
   std::string keys;
   std::string drop;
+  // Testing aid (hidden option): once the traces are shown, press Generate on sentence 1 with this
+  // many new tokens (greedy); scripted keys wait until the generation ended.
+  int generate = 0;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

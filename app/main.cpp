@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
       ->group("");  // hidden from --help
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
       ->group("");
+  app.add_option("--generate", gui.generate,
+                 "testing: once the traces are shown, press Generate on sentence 1 for N tokens")
+      ->check(CLI::Range(1, 4096))
+      ->group("");
 
   std::vector<std::unique_ptr<Command>> commands = make_commands();
   std::vector<CLI::App*> subcommands;

@@ -60,7 +60,10 @@ void ModelLoader::loop() {
     };
     try {
       result.model = job.second(report);
-      if (!result.model) result.error = "the model could not be opened";
+      if (!result.model)
+        result.error = "the model could not be opened";
+      else
+        result.info = result.model->info();
     } catch (const std::exception& e) {
       result.error = e.what();
     } catch (...) {

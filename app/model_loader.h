@@ -18,6 +18,9 @@ using ModelOpener = std::function<std::shared_ptr<const Model>(const ProgressFn&
 struct LoadResult {
   std::string label;                   // what was asked for ("gpt2", "lesson (β=5, …)")
   std::shared_ptr<const Model> model;  // null when it failed
+  // model->info(), asked once here on the loader thread: the UI reads this copy every frame
+  // instead of calling into the model (the lesson model builds its options JSON in info()).
+  ModelInfo info;
   std::string error;
 };
 

@@ -27,6 +27,7 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
     s.texts[i].text = st.slots[i].text;
     s.texts[i].label = st.slots[i].label;
     s.texts[i].selected_token = st.slots[i].locked_token;
+    s.texts[i].selected_queries = st.slots[i].selected_queries;
   }
   s.show_second = st.show_second;
   if (lesson.active) {
@@ -46,6 +47,15 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.colormap = colormaps()[st.colormap].name;
   s.fixed_range = st.fixed_range;
   s.font_scale = prefs.font_scale;
+  s.panel = st.model_view ? "model" : "sentences";
+  s.aggregate = st.shown.aggregate;
+  s.hide_first = st.shown.hide_first;
+  s.hide_special = st.shown.hide_special;
+  s.query_combine = st.shown.query_sum ? "sum" : "mean";
+  s.log_scale = st.shown.log_scale;
+  s.log_floor = st.shown.log_floor;
+  s.overlay = st.overlay;
+  s.overlay_heads = st.overlay_heads;
   return s;
 }
 
@@ -73,11 +83,23 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
     slot.text = s.texts[i].text;
     slot.label = s.texts[i].label;
     slot.locked_token = s.texts[i].selected_token;  // kept in range when the trace arrives
+    slot.selected_queries = s.texts[i].selected_queries;
     slot.preferred_word.clear();
   }
   st.layer = s.layer;  // clamped to the model once it is open
   st.head = s.head;
   st.focus.active_slot = s.active_slot;
+  st.model_view = s.panel == "model";
+  st.model_view_slot = s.active_slot;
+  st.shown.aggregate = s.aggregate;
+  st.shown.hide_first = s.hide_first;
+  st.shown.hide_special = s.hide_special;
+  st.shown.query_sum = s.query_combine == "sum";
+  st.shown.log_scale = s.log_scale;
+  st.shown.log_floor = s.log_floor;
+  st.overlay = s.overlay;
+  st.overlay_heads = s.overlay_heads;
+  std::sort(st.overlay_heads.begin(), st.overlay_heads.end());
   st.lesson = s.lesson;
   st.lesson_mode.unscaled = s.lesson_unscaled;
   st.lesson_mode.predict = s.lesson_predict;

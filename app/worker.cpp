@@ -16,9 +16,26 @@ int test_delay_ms() {
   const char* v = std::getenv("ATTNSCOPE_TEST_COMPUTE_DELAY_MS");
   return v ? std::clamp(std::atoi(v), 0, 10000) : 0;
 }
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// The meaning view's numbers (a vocabulary scan per token) for a lesson trace.
+void publish_meaning_shifts(ComputeResult& result) {
+  if (!result.trace || !result.trace->model.capabilities.meaning_shift) return;
+  try {
+    result.meaning_shifts =
+        std::make_shared<const std::vector<MeaningShift>>(lesson_meaning_shifts(*result.trace, 8));
+  } catch (const std::exception& e) {
+    result.meaning_error = e.what();
+  }
+}
 }  // namespace
 
-Worker::Worker() : thread_([this] { loop(); }) {}
+Worker::Worker(PublishHook on_publish)
+    : on_publish_(std::move(on_publish)), thread_([this] { loop(); }) {}
 
 Worker::~Worker() {
   {
@@ -32,60 +49,174 @@ Worker::~Worker() {
 void Worker::submit(int slot, ComputeJob job) {
   {
     std::lock_guard lock(mutex_);
-    pending_[slot] = std::move(job);  // newest wins: an unstarted older job is dropped
+    // Newest wins: an unstarted older job is dropped, and a generation in progress ends before
+    // its next step (the loop sees the pending job first).
+    generating_[slot] = job.generate.has_value();
+    stop_requested_[slot] = false;
+    pending_[slot] = std::move(job);
   }
   wake_.notify_one();
 }
 
 bool Worker::busy(int slot) const {
   std::lock_guard lock(mutex_);
-  return pending_[slot].has_value() || running_[slot];
+  return pending_[slot].has_value() || running_[slot] || generating_[slot];
+}
+
+bool Worker::generating(int slot) const {
+  std::lock_guard lock(mutex_);
+  return generating_[slot];
+}
+
+void Worker::stop_generation(int slot) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!generating_[slot]) return;
+    stop_requested_[slot] = true;
+  }
+  wake_.notify_one();
+}
+
+void Worker::publish(int slot, std::shared_ptr<ComputeResult> result) {
+  std::shared_ptr<const ComputeResult> published = std::move(result);
+  results_[slot].store(published);
+  if (on_publish_) on_publish_(slot, std::move(published));
 }
 
 void Worker::loop() {
   for (;;) {
     ComputeJob job;
     int slot = -1;
+    bool step = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || pending_[0].has_value() || pending_[1].has_value(); });
+      wake_.wait(lock, [&] {
+        return stop_ || pending_[0].has_value() || pending_[1].has_value() ||
+               active_[0].has_value() || active_[1].has_value();
+      });
       if (stop_) return;
-      slot = pending_[0].has_value() ? 0 : 1;
-      // Alternate fairly: if both wait, take the one that was not computed last.
-      if (pending_[0] && pending_[1] && last_slot_ == 0) slot = 1;
-      job = std::move(*pending_[slot]);
-      pending_[slot].reset();
+      if (pending_[0] || pending_[1]) {
+        slot = pending_[0].has_value() ? 0 : 1;
+        // Alternate fairly: if both wait, take the one that was not computed last.
+        if (pending_[0] && pending_[1] && last_slot_ == 0) slot = 1;
+        job = std::move(*pending_[slot]);
+        pending_[slot].reset();
+        active_[slot].reset();  // a newer job of this slot ends its generation
+      } else {
+        // Generations take turns one step at a time, so both sentences move.
+        slot = active_[0].has_value() ? 0 : 1;
+        if (active_[0] && active_[1] && last_slot_ == 0) slot = 1;
+        step = true;
+      }
       running_[slot] = true;
     }
     last_slot_ = slot;
-    auto result = std::make_shared<ComputeResult>();
-    result->id = job.id;
-    result->text = job.text;
-    if (auto previous = results_[slot].load()) result->trace = previous->trace;
-    try {
-      if (!job.model) throw std::runtime_error("no model is loaded");
-      auto start = std::chrono::steady_clock::now();
-      if (static const int delay = test_delay_ms(); delay > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-      auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
-      check_attention_rows(*trace);  // a broken model's NaN rows never reach a view
-      if (trace->compute_ms <= 0.0)
-        trace->compute_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count();
-      result->trace = std::move(trace);
-    } catch (const std::exception& e) {
-      result->error = e.what();
-    } catch (...) {
-      result->error = "the model failed with an unknown error";
-    }
-    results_[slot].store(std::move(result));
+    if (step)
+      run_step(slot);
+    else
+      run_job(slot, std::move(job));
     completed_.fetch_add(1);
     {
       std::lock_guard lock(mutex_);
       running_[slot] = false;
+      if (!active_[slot] && !(pending_[slot] && pending_[slot]->generate))
+        generating_[slot] = false;
     }
   }
+}
+
+void Worker::run_job(int slot, ComputeJob job) {
+  auto result = std::make_shared<ComputeResult>();
+  result->id = job.id;
+  result->text = job.text;
+  if (auto previous = results_[slot].load()) result->trace = previous->trace;
+  try {
+    if (!job.model) throw std::runtime_error("no model is loaded");
+    auto start = std::chrono::steady_clock::now();
+    if (static const int delay = test_delay_ms(); delay > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    if (job.generate) {
+      // The prompt's forward pass (prefill); the steps follow, one per turn of the loop.
+      ActiveGeneration g;
+      g.generator = job.model->start_generation(job.text, *job.backend, *job.generate);
+      auto trace = std::make_shared<AttentionTrace>(g.generator->trace());
+      check_attention_rows(*trace);
+      g.state.prompt_tokens = static_cast<int>(trace->tokens.size());
+      g.state.max_new_tokens = job.generate->max_new_tokens;
+      g.state.step_ms = ms_since(start);
+      if (trace->compute_ms <= 0.0) trace->compute_ms = g.state.step_ms;
+      g.state.running = !g.generator->done();
+      result->trace = std::move(trace);
+      result->generation = g.state;
+      g.job = std::move(job);
+      std::lock_guard lock(mutex_);
+      if (g.state.running && !stop_requested_[slot] && !pending_[slot]) {
+        active_[slot] = std::move(g);
+      } else if (result->generation->running) {
+        // Stopped (or replaced by a newer job) during the prefill: no step will follow.
+        result->generation->running = false;
+        result->generation->stopped = true;
+      }
+      stop_requested_[slot] = false;
+    } else {
+      auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
+      check_attention_rows(*trace);  // a broken model's NaN rows never reach a view
+      if (trace->compute_ms <= 0.0) trace->compute_ms = ms_since(start);
+      result->trace = std::move(trace);
+      publish_meaning_shifts(*result);
+    }
+  } catch (const std::exception& e) {
+    result->error = e.what();
+  } catch (...) {
+    result->error = "the model failed with an unknown error";
+  }
+  publish(slot, std::move(result));
+}
+
+void Worker::run_step(int slot) {
+  ActiveGeneration& g = *active_[slot];
+  auto result = std::make_shared<ComputeResult>();
+  result->id = g.job.id;
+  result->text = g.job.text;
+  bool stop = false;
+  {
+    std::lock_guard lock(mutex_);
+    stop = stop_requested_[slot];
+    stop_requested_[slot] = false;
+  }
+  if (auto previous = results_[slot].load()) result->trace = previous->trace;
+  if (stop) {
+    g.state.running = false;
+    g.state.stopped = true;
+  } else {
+    try {
+      auto start = std::chrono::steady_clock::now();
+      if (static const int delay = test_delay_ms(); delay > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+      GenerationStep step = g.generator->step();
+      auto trace = std::make_shared<AttentionTrace>(g.generator->trace());
+      check_attention_rows(*trace);
+      g.state.step_ms = ms_since(start);
+      trace->compute_ms = (result->trace ? result->trace->compute_ms : 0.0) + g.state.step_ms;
+      ++g.state.steps;
+      g.state.end_of_text = step.end_of_text;
+      g.state.running = !g.generator->done();
+      result->trace = std::move(trace);
+    } catch (const std::exception& e) {
+      result->error = e.what();
+      g.state.running = false;
+    }
+  }
+  result->generation = g.state;
+  bool superseded = false;
+  {
+    std::lock_guard lock(mutex_);
+    // A newer job of this slot may have arrived during the step: it replaces this generation, and
+    // this last step is not published over the newer job's result.
+    superseded = pending_[slot].has_value();
+    if (!g.state.running || superseded) active_[slot].reset();
+  }
+  if (!superseded) publish(slot, std::move(result));
 }
 
 }  // namespace attnscope

@@ -2,10 +2,14 @@
 // Recomputes attention on a background thread and publishes immutable results; the UI thread
 // never waits on it. Each slot (sentence) keeps at most one pending job: a newer submit replaces
 // an older one that has not started, so during fast typing only the newest text is computed.
+// A generation job (a decoder continues the text) runs one token per turn and publishes the trace
+// after every step; any newer job of its slot (an edit, a new model) or stop_generation() ends it
+// before its next step.
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,6 +17,7 @@
 #include <thread>
 
 #include "core/backend/backend.h"
+#include "core/model/lesson/lesson_model.h"
 #include "core/model/model.h"
 #include "core/trace/trace.h"
 
@@ -25,6 +30,20 @@ struct ComputeJob {
   std::shared_ptr<Backend> backend;
   std::string text;
   std::uint64_t id = 0;  // increasing per slot; results carry the id of the job they answer
+  // Set: continue the text with the model's Generator (Model::start_generation) instead of one
+  // forward pass.
+  std::optional<GenerationOptions> generate;
+};
+
+// Where a generation job stands in the result it published.
+struct GenerationState {
+  int prompt_tokens = 0;     // the prompt's tokens; generated ones follow in trace->tokens
+  int steps = 0;             // tokens generated so far
+  int max_new_tokens = 0;    // what was asked for
+  bool running = false;      // more steps are coming
+  bool stopped = false;      // ended early by stop_generation()
+  bool end_of_text = false;  // the model wrote its end-of-sequence token
+  double step_ms = 0.0;      // the newest step's time (prefill for step 0)
 };
 
 struct ComputeResult {
@@ -33,11 +52,22 @@ struct ComputeResult {
   // The newest successful trace (kept from an earlier job when this one failed).
   std::shared_ptr<const AttentionTrace> trace;
   std::string error;  // why the newest job failed; empty when it succeeded
+  // Lesson traces (capabilities.meaning_shift): every token's meaning shift, [token], computed
+  // here so the meaning view only reads; null for other models. meaning_error says why it is
+  // missing when it should be there (the word vectors could not be read).
+  std::shared_ptr<const std::vector<MeaningShift>> meaning_shifts;
+  std::string meaning_error;
+  // Set for a generation job: its progress (trace holds the prompt and every step so far).
+  std::optional<GenerationState> generation;
 };
 
 class Worker {
  public:
-  Worker();
+  // Called on the worker thread after each result is published (never under the worker's lock):
+  // tests record every step with it; the app needs none (it polls once per frame).
+  using PublishHook = std::function<void(int slot, std::shared_ptr<const ComputeResult>)>;
+
+  explicit Worker(PublishHook on_publish = {});
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -45,22 +75,40 @@ class Worker {
   void submit(int slot, ComputeJob job);
   // The newest published result of `slot` (null before the first one). Lock-free for the reader.
   std::shared_ptr<const ComputeResult> result(int slot) const { return results_[slot].load(); }
-  // A job of `slot` is waiting or running.
+  // A job of `slot` is waiting or running (a generation counts until its last step).
   bool busy(int slot) const;
+  // A generation of `slot` is under way (started or still waiting to start).
+  bool generating(int slot) const;
+  // Ends the generation of `slot` before its next step; it publishes a last result with
+  // GenerationState::stopped. Nothing happens when none runs.
+  void stop_generation(int slot);
   // How many jobs ran to completion (success or error), over all slots: coalescing makes this
   // smaller than the number of submits while typing fast.
   std::uint64_t completed() const { return completed_.load(); }
 
  private:
+  // A generation between its steps: worker thread only (the flags the UI reads are below).
+  struct ActiveGeneration {
+    ComputeJob job;  // keeps the model and the backend alive while the generator uses them
+    std::unique_ptr<Generator> generator;
+    GenerationState state;
+  };
   void loop();
+  void run_job(int slot, ComputeJob job);
+  void run_step(int slot);
+  void publish(int slot, std::shared_ptr<ComputeResult> result);
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::array<std::optional<ComputeJob>, kSlots> pending_;
   std::array<bool, kSlots> running_{};
+  std::array<bool, kSlots> generating_{};      // an ActiveGeneration exists or one is pending
+  std::array<bool, kSlots> stop_requested_{};  // stop_generation() since the last step
+  std::array<std::optional<ActiveGeneration>, kSlots> active_;  // worker thread only
   bool stop_ = false;
   std::array<std::atomic<std::shared_ptr<const ComputeResult>>, kSlots> results_;
   std::atomic<std::uint64_t> completed_{0};
+  PublishHook on_publish_;
   int last_slot_ = 1;  // worker thread only
   std::thread thread_;
 };

@@ -16,6 +16,7 @@ std::unique_ptr<Command> make_backends_command();
 std::unique_ptr<Command> make_download_command();
 std::unique_ptr<Command> make_view_command();
 std::unique_ptr<Command> make_render_command();
+std::unique_ptr<Command> make_heads_command();
 
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> all;
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   all.push_back(make_download_command());
   all.push_back(make_view_command());
   all.push_back(make_render_command());
+  all.push_back(make_heads_command());
   return all;
 }
 

@@ -17,7 +17,7 @@ Figure build(const FigureRequest& r) {
   const Matrix w = request_matrix(r);
   const Tokens& tokens = r.trace->tokens;
   const int n = static_cast<int>(w.rows());
-  const WeightRange range = weight_range(w, r.fixed_range);
+  const ColorScale range = request_scale(r, w);
   std::vector<std::string> labels(static_cast<size_t>(n));
   std::vector<float> widths(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {

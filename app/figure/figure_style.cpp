@@ -63,18 +63,30 @@ Matrix request_matrix(const FigureRequest& r) {
   if (r.layer < 0 || r.layer >= t.layers())
     throw UsageError("--layer " + std::to_string(r.layer) + " is out of range (the trace has " +
                      std::to_string(t.layers()) + " layers, numbered from 0)");
-  if (!r.aggregate.empty()) return head_aggregate(r.aggregate).combine(t, r.layer);
-  if (r.head < 0 || r.head >= t.heads())
+  if (r.aggregate.empty() && (r.head < 0 || r.head >= t.heads()))
     throw UsageError("--head " + std::to_string(r.head) + " is out of range (the trace has " +
                      std::to_string(t.heads()) + " heads, numbered from 0)");
-  return t.attention[r.layer][r.head];
+  ShownOptions o = r.options;
+  o.aggregate = r.aggregate;
+  return shown_weights(t, r.layer, r.head, o);
+}
+
+ColorScale request_scale(const FigureRequest& r, const Matrix& w) {
+  return make_color_scale(w, r.colormap, r.fixed_range, r.options);
+}
+
+Matrix colormap_positions(const Matrix& w, const ColorScale& scale) {
+  return w.unaryExpr([&](float v) { return scale.position(v); });
 }
 
 std::string request_title(const FigureRequest& r) {
   std::string title = r.trace->model.name.empty() ? r.trace->model.kind : r.trace->model.name;
-  title += " \xC2\xB7 layer " + std::to_string(r.layer) + " \xC2\xB7 ";
-  if (r.aggregate.empty()) return title + "head " + std::to_string(r.head);
-  return title + r.aggregate + " of " + std::to_string(r.trace->heads()) + " heads";
+  title += " \xC2\xB7 ";
+  if (r.aggregate.empty())
+    return title + "layer " + std::to_string(r.layer) + " \xC2\xB7 head " + std::to_string(r.head) +
+           shown_options_note(r.options);
+  return title + head_aggregate(r.aggregate).title(*r.trace, r.layer) +
+         shown_options_note(r.options);
 }
 
 void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
@@ -132,7 +144,7 @@ float colorbar_width(float vmax) {
 }
 
 float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
-                   float vmax, const FigurePalette& pal, int ticks) {
+                   float vmax, const FigurePalette& pal, int ticks, const ColorScale* scale) {
   const float bar_w = 14.0f;
   FigureGradient g{x, y, bar_w, h, {}};
   for (int k = 0; k < 256; k += 5) g.stops.push_back(rgba(map.rgb(1.0f - k / 255.0f)));
@@ -141,7 +153,7 @@ float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, 
   fig.add(FigureRect{x, y, bar_w, h, Rgba{0, 0, 0, 0}, false, 0.75f, pal.line});
   for (int k = 0; k < ticks; ++k) {
     const float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
-    const float ty = y + h * f, v = vmax - (vmax - vmin) * f;
+    const float ty = y + h * f, v = scale ? scale->weight_at(1.0f - f) : vmax - (vmax - vmin) * f;
     fig.add(FigurePath{{{x + bar_w, ty}, {x + bar_w + 4, ty}}, pal.text, 0.75f});
     fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, tick_label(v, vmax),
                        kFigureMonoFont, pal.text, FigureText::Anchor::kStart, true});

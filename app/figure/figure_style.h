@@ -30,8 +30,13 @@ Rgba with_alpha(Rgba c, float alpha);
 // The matrix the request shows: attention[layer][head], or the layer's heads combined. Throws
 // UsageError for a layer/head outside the trace or an unknown aggregate.
 Matrix request_matrix(const FigureRequest& r);
-// "gpt2 · layer 3 · head 5" or "… · layer 3 · mean of 12 heads".
+// "gpt2 · layer 3 · head 5" or "… · layer 3 · mean of 12 heads", then the options shown
+// (" · first token hidden (rows renormalised) · log colours (floor 0.001)").
 std::string request_title(const FigureRequest& r);
+// The colour scale of the request's matrix (range, colormap, log).
+ColorScale request_scale(const FigureRequest& r, const Matrix& w);
+// The values to colour linearly over [0, 1]: each weight's position on `scale`.
+Matrix colormap_positions(const Matrix& w, const ColorScale& scale);
 
 // A heatmap of `w` (colormap over [vmin, vmax]) with its top-left cell corner at (x0, y0):
 // vector cells up to kVectorCellLimit rows/cols, an embedded raster above; numbers in the cells
@@ -41,8 +46,10 @@ void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float c
                        const Colormap& map, float vmin, float vmax, bool numbers,
                        const std::string& key, int vector_limit = kVectorCellLimit);
 // A vertical colorbar (vmax at the top) with `ticks` labelled ticks; returns its total width.
+// With `scale`, the ticks are its weights (a log scale's ticks are not evenly spaced in value).
 float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
-                   float vmax, const FigurePalette& pal, int ticks = 5);
+                   float vmax, const FigurePalette& pal, int ticks = 5,
+                   const ColorScale* scale = nullptr);
 float colorbar_width(float vmax);
 // A tick's text: two decimals, more for small ranges.
 std::string tick_label(float v, float vmax);

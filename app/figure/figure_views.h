@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/figure/figure.h"
+#include "app/views/shown_matrix.h"
 #include "core/trace/trace.h"
 
 namespace attnscope {
@@ -22,6 +23,9 @@ struct FigureRequest {
   int focus = -1;            // a token to single out (lines, arcs, formula); -1: none
   bool fixed_range = false;  // colours span 0..1 instead of 0..max
   bool title = true;         // a one-line title (model, layer, head)
+  // Sinks hidden, log colours (its `aggregate` is ignored: the field above is the one), stated in
+  // the title as the app's views state them.
+  ShownOptions options;
 };
 
 struct FigureView {

@@ -17,7 +17,7 @@ Figure build(const FigureRequest& r) {
   const Matrix w = request_matrix(r);
   const Tokens& tokens = r.trace->tokens;
   const int n = static_cast<int>(w.rows());
-  const WeightRange range = weight_range(w, r.fixed_range);
+  const ColorScale range = request_scale(r, w);
   const Colormap& map = colormaps().at(static_cast<size_t>(r.colormap));
 
   std::vector<std::string> labels(static_cast<size_t>(n));
@@ -47,7 +47,12 @@ Figure build(const FigureRequest& r) {
                        FigureText::Anchor::kStart, false, false, true});
 
   const bool numbers = cell >= kFigureMonoFont * 2.6f;
-  add_heatmap_cells(fig, w, left, top, cell, map, range.vmin, range.vmax, numbers, "heatmap");
+  if (range.log)  // cells coloured by their position on the log scale (no numbers: they are
+                  // positions)
+    add_heatmap_cells(fig, colormap_positions(w, range), left, top, cell, map, 0.0f, 1.0f, false,
+                      "heatmap");
+  else
+    add_heatmap_cells(fig, w, left, top, cell, map, range.vmin, range.vmax, numbers, "heatmap");
   // Labels; with small cells only every k-th one, as the app does.
   const int every = std::max(1, static_cast<int>(std::ceil(kFigureFont * 0.95f / cell)));
   for (int i = 0; i < n; i += every) {
@@ -62,7 +67,7 @@ Figure build(const FigureRequest& r) {
     fig.add(FigureText{pad, pad + kFigureTitleFont + kFigureFont * 1.4f,
                        "rows: queries \xC2\xB7 columns: keys", kFigureFont * 0.9f, pal.text_dim});
   add_colorbar(fig, left + cell * n + 2 * pad, top, cell * n, map, range.vmin, range.vmax, pal,
-               cell * n > kFigureMonoFont * 6 ? 5 : 2);
+               cell * n > kFigureMonoFont * 6 ? 5 : 2, &range);
   return fig;
 }
 }  // namespace

@@ -106,15 +106,12 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   const AttentionTrace* second =
       second_result && second_result->trace ? second_result->trace.get() : nullptr;
   const int focus = focused_token(st, 0);
-  if (trace && focus >= 0 && (shift_trace != result->trace || shift_token != focus)) {
-    shift_trace = result->trace;
-    shift_token = focus;
-    try {
-      shift = lesson_meaning_shift(*trace, focus, 8);
-    } catch (const std::exception&) {
-      shift = {};  // the word vectors are missing: the model would not have opened either
-    }
-  }
+  // The worker published every token's meaning shift with the trace (none when the vectors are
+  // missing: the model would not have opened either).
+  const std::vector<MeaningShift>* shifts = result ? result->meaning_shifts.get() : nullptr;
+  const MeaningShift* shift = shifts && focus >= 0 && focus < static_cast<int>(shifts->size())
+                                  ? &(*shifts)[focus]
+                                  : nullptr;
   const bool hidden = m.predict && !m.revealed;
   if (hidden) {
     // "Predict first": the question, large, instead of the numbers.
@@ -132,8 +129,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
                        "Talk it over, then press Space or PageDown to see.");
     ImGui::PopFont();
   } else {
-    LessonPictureContext ctx{app,   fonts,  layout, pixel_scale,
-                             trace, second, focus,  focus >= 0 ? &shift : nullptr};
+    LessonPictureContext ctx{app, fonts, layout, pixel_scale, trace, second, focus, shift};
     draw_lesson_picture(ctx, m.step, ImVec2(at.x, y), ImVec2(avail.x, picture_h));
   }
 

@@ -20,10 +20,6 @@ void lesson_handle_key(App& app, LessonKey key);
 struct LessonView {
   bool text_box_active = false;
   int focus_text_box = -1;  // give the sentence box keyboard focus on the next frame (tests)
-  // Step 6's neighbour lists, recomputed when the trace or the word changes.
-  std::shared_ptr<const AttentionTrace> shift_trace;
-  int shift_token = -1;
-  MeaningShift shift;
 
   void Draw(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };

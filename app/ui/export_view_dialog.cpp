@@ -27,6 +27,8 @@ void export_current_view(const App& app, const UiPrefs& prefs, int slot, const s
   request.light = prefs.light_theme;
   request.focus = focused_token(app.state, slot);
   request.fixed_range = app.state.fixed_range;
+  request.aggregate = app.state.shown.aggregate;
+  request.options = app.state.shown;
   const Figure fig = build_figure(view, request);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);

@@ -18,19 +18,19 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWi
                                          ImGuiWindowFlags_NoBringToFrontOnFocus;
 
 ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json* layout,
-                         float scale) {
+                         float scale, ShownMatrixCache& cache) {
   ViewContext ctx(app.state, fonts);
   ctx.slot = slot;
   ctx.layout = layout;
   ctx.pixel_scale = scale;
-  const auto& result = app.state.slots[slot].result;
+  const AppState& st = app.state;
+  const auto& result = st.slots[slot].result;
   if (result && result->trace) {
     ctx.trace_ref = result->trace;
     ctx.trace = result->trace.get();
-    const auto& att = ctx.trace->attention;
-    if (app.state.layer < static_cast<int>(att.size()) &&
-        app.state.head < static_cast<int>(att[app.state.layer].size()))
-      ctx.weights = &att[app.state.layer][app.state.head];
+    ctx.shown = cache.get(result->trace, st.layer, st.head, st.shown, st.colormap, st.fixed_range,
+                          st.slots[slot].selected_queries);
+    if (ctx.shown) ctx.weights = &ctx.shown->weights;
   }
   ctx.focus = focused_token(app.state, slot);
   return ctx;
@@ -102,6 +102,9 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
     ImGui::TextUnformatted(
         "\xE2\x86\x90/\xE2\x86\x92 layer, \xE2\x86\x91/\xE2\x86\x93 head, Ctrl+S screenshot, Ctrl "
         "+/\xE2\x88\x92 font, F11 fullscreen.");
+    ImGui::TextUnformatted(
+        "Decoders: \xE2\x96\xB6 Generate continues the text; Shift+\xE2\x86\x90/\xE2\x86\x92 "
+        "(or \xE2\x86\x90/\xE2\x86\x92 over the timeline) steps through the new tokens.");
     ImGui::EndMenu();
   }
   ImGui::EndMainMenuBar();
@@ -132,7 +135,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   }
   text_box_active[slot] = ImGui::IsItemActive();
 
-  ViewContext ctx = make_context(app, fonts, slot, layout, scale);
+  ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
   if (!st.model) {
     LoadProgress p = app.load_progress();
     text_wrapped_message(p.busy                   ? "opening " + p.label + "\xE2\x80\xA6"
@@ -150,15 +153,16 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   }
   const float width = ImGui::GetContentRegionAvail().x;
   sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
+  timelines[slot].Draw(app, ctx, width);
 
   // Heatmap and the BertViz columns side by side, the arc diagram below.
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float arc_h = std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f);
   const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
   const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim),
-                     "layer %d, head %d \xC2\xB7 each row is a query, each column a key",
-                     st.layer + 1, st.head + 1);
+  // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
+  text_dim("%s \xC2\xB7 rows: queries, columns: keys",
+           ctx.shown ? ctx.shown->title.c_str() : "(nothing to show)");
   const float pictures_h = row_h - ImGui::GetTextLineHeightWithSpacing();
   heatmaps[slot].Draw(ctx, renderer,
                       ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, pictures_h));
@@ -196,6 +200,15 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + sidebar_w, top));
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x - sidebar_w, height));
   ImGui::Begin("##main", nullptr, kPanelFlags);
+  if (DrawPanelTabs(app)) {
+    const int slot = app.state.show_second ? std::clamp(app.state.model_view_slot, 0, 1) : 0;
+    ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
+    model_view.Draw(ctx, renderer, ImGui::GetContentRegionAvail());
+    ImGui::End();
+    status.Draw(app, frame_ms, status_h);
+    export_view.Draw(app, prefs, "");
+    return style_changed;
+  }
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float bottom_h = std::clamp(avail.y * 0.29f, font * 9.0f, font * 22.0f);
   const float slots_h = avail.y - bottom_h - ImGui::GetStyle().ItemSpacing.y;
@@ -213,14 +226,14 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   ImGui::BeginChild("##formula", ImVec2(formula_w, bottom_h), true,
                     ImGuiWindowFlags_HorizontalScrollbar);
   {
-    ViewContext ctx = make_context(app, fonts, active, layout, scale);
+    ViewContext ctx = make_context(app, fonts, active, layout, scale, shown_cache[active]);
     formula.Draw(ctx);
   }
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
   {
-    ViewContext ctx = make_context(app, fonts, active, layout, scale);
+    ViewContext ctx = make_context(app, fonts, active, layout, scale, shown_cache[active]);
     const bool lesson = !ctx.trace || ctx.trace->model.capabilities.meaning_shift;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
                        lesson ? "Meaning shift" : "Next token", active + 1);
@@ -232,6 +245,26 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   status.Draw(app, frame_ms, status_h);
   export_view.Draw(app, prefs, "");
   return style_changed;
+}
+
+bool MainWindow::DrawPanelTabs(App& app) {
+  bool& model = app.state.model_view;
+  if (!ImGui::BeginTabBar("##panels")) return model;
+  // A session or a double-click may switch panels: select that tab once.
+  const bool switched = model != tabs_model_view;
+  const ImGuiTabItemFlags sentences_flag = switched && !model ? ImGuiTabItemFlags_SetSelected : 0;
+  const ImGuiTabItemFlags model_flag = switched && model ? ImGuiTabItemFlags_SetSelected : 0;
+  if (ImGui::BeginTabItem("Sentences", nullptr, sentences_flag)) {
+    if (!switched) model = false;
+    ImGui::EndTabItem();
+  }
+  if (ImGui::BeginTabItem("Model view: every layer \xC3\x97 head", nullptr, model_flag)) {
+    if (!switched) model = true;
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+  tabs_model_view = model;
+  return model;
 }
 
 void MainWindow::DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float scale) {

@@ -17,8 +17,11 @@
 #include "app/views/formula_view.h"
 #include "app/views/heatmap_view.h"
 #include "app/views/meaning_view.h"
+#include "app/views/model_view.h"
 #include "app/views/sentence_view.h"
+#include "app/views/shown_matrix.h"
 #include "app/views/status_bar.h"
+#include "app/views/timeline_view.h"
 
 namespace attnscope {
 
@@ -26,8 +29,11 @@ struct MainWindow {
   std::array<HeatmapView, kSlots> heatmaps;
   std::array<SentenceView, kSlots> sentences;
   std::array<ArcsView, kSlots> arcs;
+  std::array<TimelineView, kSlots> timelines;  // Generate and the generated tokens (decoders)
   FormulaView formula;
   MeaningView meaning;
+  ModelView model_view;                              // every layer × head (the "Model view" tab)
+  std::array<ShownMatrixCache, kSlots> shown_cache;  // what each sentence's views draw
   ControlsPanel controls;
   StatusBar status;
   ExportViewDialog export_view;  // File > Export view…
@@ -43,10 +49,18 @@ struct MainWindow {
   bool wants_screenshot = false;  // menu or button asked for one this frame
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
+  // The sentence whose generation timeline is under the pointer (-1: none): ←/→ step it then.
+  int timeline_hovered_slot() const {
+    for (int s = 0; s < kSlots; ++s)
+      if (timelines[s].hovered) return s;
+    return -1;
+  }
 
  private:
   void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
                 nlohmann::json* layout, float pixel_scale);
+  bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
+  bool tabs_model_view = false;  // the tab selected last frame
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };

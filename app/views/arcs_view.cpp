@@ -5,18 +5,24 @@
 #include <cstdio>
 #include <numeric>
 
+#include "app/ui/head_palette.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
 namespace attnscope {
 
 namespace {
-ImU32 with_alpha(ImU32 color, float alpha) {
-  return (color & 0x00FFFFFF) | (static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255) << 24);
+ImU32 rgb8(Rgb8 c, float alpha = 1.0f) {
+  return IM_COL32(c.r, c.g, c.b, static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255));
+}
+
+bool selected(const ViewContext& ctx, int i) {
+  const auto& q = ctx.shown->queries;
+  return std::binary_search(q.begin(), q.end(), i);
 }
 
 bool too_many(ViewContext& ctx, ImVec2 size) {
-  if (!ctx.weights || ctx.weights->rows() == 0) {
+  if (!ctx.weights || !ctx.shown || ctx.weights->rows() == 0) {
     ImGui::Dummy(size);
     return true;
   }
@@ -50,8 +56,134 @@ nlohmann::json layout_box(const ViewContext& ctx, const char* view, ImVec2 origi
 }
 }  // namespace
 
+const std::vector<Matrix>& ArcsView::OverlayWeights(const ViewContext& ctx) {
+  ShownOptions per_head = ctx.app.shown;
+  per_head.aggregate.clear();
+  if (ctx.trace_ref != overlay_trace_ || ctx.app.layer != overlay_layer_ ||
+      !(per_head == overlay_options_)) {
+    overlay_trace_ = ctx.trace_ref;
+    overlay_layer_ = ctx.app.layer;
+    overlay_options_ = per_head;
+    overlay_weights_.clear();
+    if (ctx.app.layer < ctx.trace->layers())
+      for (int h = 0; h < ctx.trace->heads(); ++h)
+        overlay_weights_.push_back(shown_weights(*ctx.trace, ctx.app.layer, h, per_head));
+  }
+  return overlay_weights_;
+}
+
+float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
+  const float y_start = ImGui::GetCursorScreenPos().y;
+  const int heads = ctx.trace->heads();
+  if (ImGui::Checkbox("overlay heads", &ctx.app.overlay) && ctx.app.overlay &&
+      ctx.app.overlay_heads.empty())
+    for (int h = 0; h < std::min(heads, static_cast<int>(kHeadPalette.size())); ++h)
+      ctx.app.overlay_heads.push_back(h);
+  help_tooltip(
+      "draw several heads of this layer at once, each in its own colour; click a swatch to show "
+      "or hide its head");
+  if (ctx.app.overlay) {
+    const float font = ImGui::GetFontSize(), sw = font * 1.1f;
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    float x = 0;
+    for (int h = 0; h < heads; ++h) {
+      char id[32], label[16];
+      std::snprintf(id, sizeof id, "##swatch%d", h);
+      std::snprintf(label, sizeof label, "%d", h + 1);
+      const float item_w = sw + ImGui::CalcTextSize(label).x + font * 0.6f;
+      if (x > 0 && x + item_w > width)
+        x = 0, ImGui::SetCursorScreenPos(ImVec2(start.x, ImGui::GetCursorScreenPos().y));
+      else if (x > 0)
+        ImGui::SameLine(0, 0),
+            ImGui::SetCursorScreenPos(ImVec2(start.x + x, ImGui::GetCursorScreenPos().y));
+      bool on = std::binary_search(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h);
+      if (color_swatch(id, rgb8(head_color(h)), on, sw)) {
+        if (on)
+          ctx.app.overlay_heads.insert(
+              std::lower_bound(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h), h);
+        else
+          ctx.app.overlay_heads.erase(
+              std::find(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h));
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("head %d: click to %s", h + 1, on ? "hide" : "show");
+      ImGui::SameLine(0, font * 0.15f);
+      ImGui::TextUnformatted(label);
+      x += item_w;
+    }
+    if (heads > static_cast<int>(kHeadPalette.size()))
+      text_dim("colours repeat after %d heads", static_cast<int>(kHeadPalette.size()));
+  }
+  return ImGui::GetCursorScreenPos().y - y_start;
+}
+
+void ArcsView::DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, float row_h,
+                                nlohmann::json& drawn) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::vector<Matrix>& heads = OverlayWeights(ctx);
+  const float font = ImGui::GetFontSize();
+  // The queries whose lines are drawn: the selection, the focused one, or all of them (faint).
+  std::vector<int> queries = ctx.shown->queries;
+  if (queries.empty() && ctx.focus >= 0) queries.push_back(ctx.focus);
+  const bool all = queries.empty();
+  if (all)
+    for (int i = 0; i < ctx.weights->rows(); ++i) queries.push_back(i);
+  auto y_of = [&](float top, int i) { return top + (i + 0.5f) * row_h; };
+  // Each head's lines, weights relative to the row's largest, faint first...
+  for (int h : ctx.app.overlay_heads) {
+    if (h >= static_cast<int>(heads.size())) continue;
+    const Matrix& w = heads[h];
+    for (int i : queries) {
+      if (i >= w.rows()) continue;
+      const float row_max = std::max(w.row(i).maxCoeff(), 1e-12f);
+      for (int j = 0; j < w.cols(); ++j) {
+        const float t = w(i, j) / row_max;
+        if (t < 0.05f) continue;
+        dl->AddLine(ImVec2(left.x, y_of(left.y, i)), ImVec2(right.x, y_of(right.y, j)),
+                    rgb8(head_color(h), all ? 0.05f + 0.35f * t : 0.12f + 0.5f * t),
+                    1.0f + 2.0f * t);
+      }
+    }
+  }
+  if (all) return;
+  // ...then each head's strongest key per query, opaque and thick: the colour a reader matches
+  // to the swatch.
+  for (int h : ctx.app.overlay_heads) {
+    if (h >= static_cast<int>(heads.size())) continue;
+    const Matrix& w = heads[h];
+    for (int i : queries) {
+      if (i >= w.rows()) continue;
+      Eigen::Index j = 0;
+      w.row(i).maxCoeff(&j);
+      const ImVec2 a(left.x, y_of(left.y, i)), b(right.x, y_of(right.y, static_cast<int>(j)));
+      const Rgb8 c = head_color(h);
+      dl->AddLine(a, b, rgb8(c), std::max(3.0f, font * 0.28f));
+      if (ctx.layout)
+        drawn.push_back({{"head", h},
+                         {"query", i},
+                         {"key", j},
+                         {"weight", w(i, j)},
+                         {"x0", a.x * ctx.pixel_scale},
+                         {"y0", a.y * ctx.pixel_scale},
+                         {"x1", b.x * ctx.pixel_scale},
+                         {"y1", b.y * ctx.pixel_scale},
+                         {"color", {c.r, c.g, c.b}}});
+    }
+  }
+}
+
 void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
-  if (too_many(ctx, size)) return;
+  // A child of its own: the overlay controls lay out from its top, whatever sits beside it.
+  ImGui::BeginChild("##columns", size, false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (!too_many(ctx, size)) {
+    const float controls_h = DrawOverlayControls(ctx, size.x);
+    DrawColumnLines(ctx, ImVec2(size.x, std::max(size.y - controls_h, ImGui::GetFontSize() * 3)));
+  }
+  ImGui::EndChild();
+}
+
+void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
   const Tokens& tokens = ctx.trace->tokens;
@@ -69,12 +201,16 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
   dl->AddText(ImVec2(xr + 6, origin.y), colors.text_dim, "keys");
-  WeightRange range = weight_range(w, ctx.app.fixed_range);
+  const ColorScale& range = ctx.shown->scale;
+  const float* row = ctx.shown->focus_row(ctx.focus);
+  nlohmann::json overlay_json = nlohmann::json::array();
+  if (ctx.app.overlay)
+    DrawOverlayLines(ctx, ImVec2(xl + 4, top), ImVec2(xr - 4, top), row_h, overlay_json);
 
-  // Faint lines for every query, then the focused query's lines on top, strong.
-  for (int pass = 0; pass < 2; ++pass)
+  // Faint lines for every query, then the focused (or selected) queries' lines on top, strong.
+  for (int pass = 0; pass < 2 && !ctx.app.overlay; ++pass)
     for (int i = 0; i < n; ++i) {
-      bool focused = i == ctx.focus;
+      bool focused = i == ctx.focus || selected(ctx, i);
       if ((pass == 1) != focused || (pass == 0 && ctx.focus >= 0 && n > 24)) continue;
       float yi = top + (i + 0.5f) * row_h;
       for (int j = 0; j < m; ++j) {
@@ -91,7 +227,7 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
     std::string label = i < static_cast<int>(tokens.size()) ? token_label(tokens[i], 10) : "?";
     float y = top + i * row_h;
     ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-    bool focused = i == ctx.focus;
+    bool focused = i == ctx.focus || selected(ctx, i);
     if (labels_fit || focused) {
       if (i < n) {
         ImVec2 p(xl - ts.x - 2, y + (row_h - ts.y) / 2);
@@ -101,9 +237,9 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
         dl->AddText(p, focused ? colors.focus : colors.text, label.c_str());
       }
       if (i < m) {
-        // Keys are tinted by the focused query's weight on them.
-        if (ctx.focus >= 0 && ctx.focus < n) {
-          float t = w(ctx.focus, i) / range.vmax;
+        // Keys are tinted by the focused query's weight on them (or the selection's combined row).
+        if (row && !ctx.app.overlay) {
+          float t = range.position(row[i]);
           dl->AddRectFilled(ImVec2(xr, y + 1), ImVec2(xr + 4 + ts.x + 2, y + row_h - 1),
                             with_alpha(colors.arc, 0.45f * t), 3.0f);
         }
@@ -117,6 +253,9 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
     nlohmann::json box = layout_box(ctx, "columns", origin, size);
     box["row_h"] = row_h * ctx.pixel_scale;
     box["top"] = top * ctx.pixel_scale;
+    box["overlay"] = ctx.app.overlay;
+    box["overlay_heads"] = ctx.app.overlay_heads;
+    box["overlay_lines"] = overlay_json;
     ctx.layout->push_back(std::move(box));
   }
   ImGui::Dummy(size);
@@ -132,7 +271,8 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize();
   const float baseline = origin.y + size.y - font * 1.6f;
-  WeightRange range = weight_range(w, ctx.app.fixed_range);
+  const ColorScale& range = ctx.shown->scale;
+  const float* row = ctx.shown->focus_row(ctx.focus);
 
   // Token slots proportional to label widths, shrunk to fit.
   std::vector<std::string> labels(static_cast<size_t>(n));
@@ -147,7 +287,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   std::vector<float> centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
     centers[j] = x + widths[j] * k / 2;
-    bool focused = j == ctx.focus;
+    bool focused = j == ctx.focus || selected(ctx, j);
     ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
     bool fits = ts.x <= widths[j] * k;
     if (fits || focused) {
@@ -160,16 +300,22 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
     handle_token_hover(ctx, ImVec2(x, baseline), ImVec2(x + widths[j] * k, origin.y + size.y), j);
     x += widths[j] * k;
   }
-  if (ctx.focus >= 0 && ctx.focus < w.rows()) {
-    const int f = ctx.focus;
+  if (row) {
+    // Several selected queries: their combined row's arcs start from the middle of the selection.
+    const auto& q = ctx.shown->queries;
+    const int f = q.empty() ? ctx.focus : -1;
+    const float source_x =
+        q.empty() ? centers[f] : std::accumulate(q.begin(), q.end(), 0.0f, [&](float acc, int i) {
+                                   return acc + centers[i];
+                                 }) / static_cast<float>(q.size());
     const float max_h = baseline - origin.y - font * 1.2f;
     // Label the three strongest arcs with their weight.
     std::vector<int> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return w(f, a) > w(f, b); });
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
     std::vector<ImVec4> placed;  // weight labels drawn so far
     for (int j = 0; j < n; ++j) {
-      float t = w(f, j) / range.vmax;
+      float t = row[j] / range.vmax;
       if (t < 0.005f) continue;
       ImU32 c = with_alpha(colors.arc, 0.25f + 0.75f * t);
       float thickness = 1.0f + 7.0f * t;
@@ -177,16 +323,16 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
         dl->AddCircle(ImVec2(centers[j], baseline - font * 0.6f), font * 0.45f, c, 20, thickness);
         continue;
       }
-      float dx = std::fabs(centers[j] - centers[f]);
+      float dx = std::fabs(centers[j] - source_x);
       float hgt = std::min(max_h, dx * 0.55f + font * 0.5f);
-      ImVec2 a(centers[f], baseline), b(centers[j], baseline);
+      ImVec2 a(source_x, baseline), b(centers[j], baseline);
       dl->AddBezierCubic(a, ImVec2(a.x, baseline - hgt * 1.33f),
                          ImVec2(b.x, baseline - hgt * 1.33f), b, c, thickness);
       bool top3 = std::find(order.begin(), order.begin() + std::min(3, n), j) !=
                   order.begin() + std::min(3, n);
       if (top3) {
         char buf[16];
-        std::snprintf(buf, sizeof buf, "%.2f", w(f, j));
+        std::snprintf(buf, sizeof buf, "%.2f", row[j]);
         ImGui::PushFont(ctx.fonts.mono);
         ImVec2 ts = ImGui::CalcTextSize(buf);
         ImVec2 p((a.x + b.x) / 2 - ts.x / 2, baseline - hgt - ts.y - 2);

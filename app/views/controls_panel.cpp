@@ -9,6 +9,7 @@
 
 #include "app/ui/colormap.h"
 #include "app/ui/theme.h"
+#include "app/views/shown_controls.h"
 
 namespace attnscope {
 
@@ -74,8 +75,8 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     app.choose_backend(backends[std::clamp(b, 0, kBackends - 1)]);
 
   section("Layer and head");
-  int layers = st.model ? std::max(1, st.model->info().layers) : 1;
-  int heads = st.model ? std::max(1, st.model->info().heads) : 1;
+  int layers = st.model ? std::max(1, st.model_info.layers) : 1;
+  int heads = st.model ? std::max(1, st.model_info.heads) : 1;
   int layer = st.layer + 1, head = st.head + 1;
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("head ").x);
   if (ImGui::SliderInt("layer", &layer, 1, layers)) st.layer = std::clamp(layer, 1, layers) - 1;
@@ -84,8 +85,8 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   if (ImGui::SliderInt("head", &head, 1, heads)) st.head = std::clamp(head, 1, heads) - 1;
   help("\xE2\x86\x91 / \xE2\x86\x93 keys");
   // The lesson model's heads say what they are made of (core/model/lesson, HeadDesign).
-  if (st.model && st.model->info().kind == "lesson") {
-    const nlohmann::json options = st.model->info().options;
+  if (st.model && st.model_info.kind == "lesson") {
+    const nlohmann::json& options = st.model_info.options;
     const auto roles = options.value("head_roles", nlohmann::json::array());
     const auto recipes = options.value("head_recipes", nlohmann::json::array());
     if (st.head < static_cast<int>(roles.size()) && st.head < static_cast<int>(recipes.size())) {
@@ -97,7 +98,9 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     }
   }
 
-  if (!st.model || st.model->info().capabilities.meaning_shift) {
+  DrawShownControls(st);  // one head or an aggregate, sinks, log colours (every view)
+
+  if (!st.model || st.model_info.capabilities.meaning_shift) {
     section("Lesson model");
     bool changed = false;
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("heads ").x);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <vector>
 
 #include "app/ui/colormap.h"
+#include "app/ui/theme.h"
 #include "core/util/file_read.h"
 
 namespace attnscope {
@@ -133,6 +135,46 @@ void text_wrapped_message(const std::string& text, ImU32 color, std::size_t max_
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   ImGui::TextWrapped("%s", quote_excerpt(text, max_bytes).c_str());
   ImGui::PopStyleColor();
+}
+
+ImU32 with_alpha(ImU32 color, float alpha) {
+  return (color & 0x00FFFFFF) | (static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255) << 24);
+}
+
+void text_dim(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  ImGui::PushStyleColor(ImGuiCol_Text, theme_colors().text_dim);
+  ImGui::TextV(fmt, args);
+  ImGui::PopStyleColor();
+  va_end(args);
+}
+
+void section_title(const char* title) {
+  ImGui::Spacing();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s", title);
+  ImGui::Separator();
+}
+
+void help_tooltip(const char* text) {
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+bool color_swatch(const char* id, ImU32 color, bool& on, float size) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton(id, ImVec2(size, size));
+  if (clicked) on = !on;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float r = size * 0.18f;
+  if (on)
+    dl->AddRectFilled(p, ImVec2(p.x + size, p.y + size), color, r);
+  else
+    dl->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size - 1, p.y + size - 1), color, r, 0,
+                2.0f);
+  if (ImGui::IsItemHovered())
+    dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(p.x + size + 2, p.y + size + 2),
+                theme_colors().focus, r, 0, 1.5f);
+  return clicked;
 }
 
 }  // namespace attnscope

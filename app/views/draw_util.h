@@ -35,6 +35,15 @@ struct WeightRange {
 // 0..1 when `fixed`, else 0..max(weights) (1 when all zero): small weights stay distinguishable.
 WeightRange weight_range(const Matrix& weights, bool fixed);
 
+// The idioms every view repeats (like Tracy's TracyImGui.hpp), so a view states intent in one line.
+ImU32 with_alpha(ImU32 color, float alpha);         // the same colour at opacity `alpha` (0..1)
+void text_dim(const char* fmt, ...) IM_FMTARGS(1);  // a line in the theme's dim text colour
+void section_title(const char* title);              // accent-coloured title and a separator
+void help_tooltip(const char* text);                // tooltip on the last item while hovered
+// A square colour swatch that toggles `on` when clicked (filled when on, outlined when off);
+// returns true when clicked.
+bool color_swatch(const char* id, ImU32 color, bool& on, float size);
+
 // Rounds to whole screen pixels at the screenshot scale so cells have crisp, testable edges.
 float snap(float v, float pixel_scale);
 

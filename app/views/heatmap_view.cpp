@@ -14,9 +14,18 @@ namespace attnscope {
 namespace {
 constexpr int kMaxLabelChars = 12;
 
-std::uint64_t cache_key(int colormap, WeightRange r, bool fixed) {
-  std::uint64_t k = std::hash<float>{}(r.vmin) * 31 + std::hash<float>{}(r.vmax);
-  return k * 131 + static_cast<std::uint64_t>(colormap) * 7 + (fixed ? 1 : 0);
+std::uint64_t cache_key(const ColorScale& c) {
+  std::uint64_t k = std::hash<float>{}(c.vmin) * 31 + std::hash<float>{}(c.vmax);
+  return k * 131 + static_cast<std::uint64_t>(c.colormap) * 7 + (c.log ? 1 : 0);
+}
+
+// The GPU pass maps values linearly: a log scale uploads each weight's colormap position instead.
+void render_cells(ColormapRenderer& renderer, const Matrix& w, const ColorScale& scale,
+                  GlTexture& scratch, GlFramebuffer& target) {
+  if (!scale.log)
+    return renderer.render(w, scale.colormap, scale.vmin, scale.vmax, scratch, target);
+  Matrix positions = w.unaryExpr([&](float v) { return scale.position(v); });
+  renderer.render(positions, scale.colormap, 0.0f, 1.0f, scratch, target);
 }
 }  // namespace
 
@@ -24,7 +33,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const ThemeColors& colors = theme_colors();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 origin = ImGui::GetCursorScreenPos();
-  if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace) {
+  if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace || !ctx.shown) {
     ImGui::Dummy(size);
     dl->AddText(ImVec2(origin.x + 8, origin.y + 8), colors.text_dim,
                 ctx.trace       ? "no tokens: type a sentence above"
@@ -36,7 +45,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const Tokens& tokens = ctx.trace->tokens;
   const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
   const float s = ctx.pixel_scale;
-  WeightRange range = weight_range(w, ctx.app.fixed_range);
+  const ColorScale& range = ctx.shown->scale;
 
   // Labels and their widths (rows and columns name the same tokens).
   std::vector<std::string> labels(static_cast<size_t>(std::max(rows, cols)));
@@ -63,14 +72,14 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const float grid_w = cell * cols, grid_h = cell * rows;
 
   // GPU pass: only when the matrix, colormap or range changed.
-  std::uint64_t key = cache_key(ctx.app.colormap, range, ctx.app.fixed_range);
-  if (drawn_matrix != &w || drawn_key != key || cells.width() != cols || cells.height() != rows) {
-    renderer.render(w, ctx.app.colormap, range.vmin, range.vmax, values, cells);
-    Matrix ramp(256, 1);  // top = vmax, bottom = vmin
-    for (int i = 0; i < 256; ++i) ramp(i, 0) = range.vmax - (range.vmax - range.vmin) * i / 255.0f;
-    renderer.render(ramp, ctx.app.colormap, range.vmin, range.vmax, bar_values, bar);
-    drawn_matrix = &w;
-    drawn_trace = ctx.trace_ref;
+  std::uint64_t key = cache_key(range);
+  if (drawn_shown != ctx.shown || drawn_key != key || cells.width() != cols ||
+      cells.height() != rows) {
+    render_cells(renderer, w, range, values, cells);
+    Matrix ramp(256, 1);  // top = vmax, bottom = vmin (positions on the colormap)
+    for (int i = 0; i < 256; ++i) ramp(i, 0) = 1.0f - i / 255.0f;
+    renderer.render(ramp, range.colormap, 0.0f, 1.0f, bar_values, bar);
+    drawn_shown = ctx.shown;
     drawn_key = key;
   }
   const auto texture = [](const GlFramebuffer& fb) {
@@ -87,7 +96,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
         std::snprintf(buf, sizeof buf, "%.2f", w(i, j));
         ImVec2 ts = ImGui::CalcTextSize(buf);
         dl->AddText(ImVec2(x0 + j * cell + (cell - ts.x) / 2, y0 + i * cell + (cell - ts.y) / 2),
-                    text_color_on(ctx.app.colormap, w(i, j), range.vmin, range.vmax), buf);
+                    text_color_on(range.colormap, range.position(w(i, j)), 0.0f, 1.0f), buf);
       }
     ImGui::PopFont();
   }
@@ -101,6 +110,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     bool focused = i == ctx.focus;
     const Token* t = i < static_cast<int>(tokens.size()) ? &tokens[i] : nullptr;
     ImU32 c = focused                             ? colors.focus
+              : (t && t->generated)               ? colors.accent  // the model wrote it
               : (t && (t->special || t->unknown)) ? colors.text_dim
                                                   : colors.text;
     dl->AddText(p, c, labels[i].c_str());
@@ -116,7 +126,10 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
     ImVec2 p(x0 + j * cell + (cell - ts.y) / 2, y0 - pad);
     const Token* t = j < static_cast<int>(tokens.size()) ? &tokens[j] : nullptr;
-    add_text_vertical(dl, p, (t && (t->special || t->unknown)) ? colors.text_dim : colors.text,
+    add_text_vertical(dl, p,
+                      (t && t->generated)                 ? colors.accent
+                      : (t && (t->special || t->unknown)) ? colors.text_dim
+                                                          : colors.text,
                       labels[j].c_str());
     if (ctx.layout)
       col_json.push_back({{"index", j},
@@ -125,6 +138,14 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
                           {"y", (p.y - ts.x) * s},
                           {"w", ts.y * s},
                           {"h", ts.x * s}});
+  }
+  // Several selected queries: a bar left of each selected row and a frame around the rows.
+  for (int q : ctx.shown->queries) {
+    const float ya = y0 + q * cell, yb = ya + cell;
+    dl->AddRectFilled(ImVec2(x0 - std::max(3.0f, font * 0.25f), ya), ImVec2(x0 - 1, yb),
+                      colors.focus);
+    dl->AddRect(ImVec2(x0, ya), ImVec2(x0 + grid_w, yb), with_alpha(colors.focus, 0.9f), 0, 0,
+                std::max(1.0f, std::min(2.0f, cell * 0.2f)));
   }
   // Focus marker: a triangle left of the focused row (never drawn over the cells).
   if (ctx.focus >= 0 && ctx.focus < rows) {
@@ -142,9 +163,9 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   const int ticks = grid_h > mono * 6 ? 5 : grid_h > mono * 2.5f ? 2 : 1;
   for (int k = 0; k < ticks; ++k) {
     float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
-    float y = y0 + grid_h * f, v = range.vmax - (range.vmax - range.vmin) * f;
+    float y = y0 + grid_h * f, v = range.weight_at(1.0f - f);
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
+    std::snprintf(buf, sizeof buf, range.log && v < 0.01f ? "%.0e" : "%.2f", v);
     dl->AddLine(ImVec2(bx + bar_w, y), ImVec2(bx + bar_w + 3, y), colors.text);
     float ty = std::clamp(y - mono / 2, y0 - mono / 2, y0 + grid_h - mono / 2);
     dl->AddText(ImVec2(bx + bar_w + 3 + font * 0.4f, ty), colors.text, buf);
@@ -193,7 +214,13 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
          {"cell_h", cell * s},
          {"vmin", range.vmin},
          {"vmax", range.vmax},
-         {"colormap", colormaps()[ctx.app.colormap].name},
+         {"log_scale", range.log},
+         {"title", ctx.shown->title},
+         {"aggregate", ctx.shown->options.aggregate},
+         {"hidden_keys", ctx.shown->hidden_key},
+         {"selected_queries", ctx.shown->queries},
+         {"combined_row", ctx.shown->combined},
+         {"colormap", colormaps()[range.colormap].name},
          {"numbers", cell >= mono * 2.1f && cell >= number_w + 4},
          {"colorbar", {{"x", bx * s}, {"y", y0 * s}, {"w", bar_w * s}, {"h", grid_h * s}}},
          {"weights",

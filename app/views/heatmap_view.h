@@ -17,8 +17,7 @@ struct HeatmapView {
   GlTexture bar_values;
   GlFramebuffer bar;  // the colorbar, through the same shader
   // What the textures show now, to redo the GPU pass only when something changed.
-  const void* drawn_matrix = nullptr;
-  std::shared_ptr<const AttentionTrace> drawn_trace;  // pins drawn_matrix's memory
+  std::shared_ptr<const ShownMatrix> drawn_shown;  // the matrix the cells show
   std::uint64_t drawn_key = 0;
 
   // Draws into a region of `size` at the cursor.

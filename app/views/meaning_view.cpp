@@ -47,6 +47,20 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
 
 void MeaningView::Draw(ViewContext& ctx) {
   const auto dim = ImGui::ColorConvertU32ToFloat4(theme_colors().text_dim);
+  // A generated token in focus (the timeline's step): the top predictions it was chosen from.
+  if (ctx.trace && ctx.focus >= 0 &&
+      ctx.focus < static_cast<int>(ctx.trace->token_predictions.size()) &&
+      !ctx.trace->token_predictions[ctx.focus].empty()) {
+    std::vector<Neighbor> chosen_from;
+    for (const Prediction& p : ctx.trace->token_predictions[ctx.focus])
+      chosen_from.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, bug 105329) on "…" + string + "…".
+    std::string title = "\"";
+    title += token_label(ctx.trace->tokens[ctx.focus], 16);
+    title += "\" was chosen from";
+    neighbor_list(ctx, title.c_str(), chosen_from, ImGui::GetContentRegionAvail().x);
+    return;
+  }
   if (ctx.trace && ctx.trace->model.capabilities.predictions && !ctx.trace->predictions.empty()) {
     // A language model (GPT-2, Llama, …): what it predicts next, the other half of the story.
     std::vector<Neighbor> next;
@@ -68,17 +82,13 @@ void MeaningView::Draw(ViewContext& ctx) {
     ImGui::PopStyleColor();
     return;
   }
-  if (cached_trace != ctx.trace_ref || cached_token != ctx.focus) {
-    cached_trace = ctx.trace_ref;
-    cached_token = ctx.focus;
-    error.clear();
-    try {
-      shift = lesson_meaning_shift(*ctx.trace, ctx.focus, 8);
-    } catch (const std::exception& e) {
-      shift = {};
-      error = e.what();
-    }
-  }
+  const auto& result = ctx.app.slots[ctx.slot].result;
+  const std::string error = result ? result->meaning_error : std::string();
+  const std::vector<MeaningShift>* shifts =
+      result && result->trace.get() == ctx.trace ? result->meaning_shifts.get() : nullptr;
+  static const MeaningShift kNone;
+  const MeaningShift& shift =
+      shifts && ctx.focus < static_cast<int>(shifts->size()) ? (*shifts)[ctx.focus] : kNone;
   std::string word = token_label(ctx.trace->tokens[ctx.focus], 20);
   if (!error.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().error), "%s", error.c_str());

@@ -11,6 +11,35 @@ namespace {
 constexpr int kMaxTokensShown = 400;  // a huge paste shows its start; the heatmap shows all
 }
 
+void SentenceView::HandleSelection(ViewContext& ctx, int token) {
+  SlotState& slot = ctx.app.slots[ctx.slot];
+  std::vector<int>& sel = slot.selected_queries;
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsMouseClicked(0)) {
+    if (io.KeyShift) {
+      // Shift-click: start from the locked token, then add or remove this one.
+      if (sel.empty() && slot.locked_token >= 0 && slot.locked_token != token)
+        sel.push_back(slot.locked_token);
+      auto it = std::find(sel.begin(), sel.end(), token);
+      if (it != sel.end())
+        sel.erase(it);
+      else
+        sel.push_back(token);
+      std::sort(sel.begin(), sel.end());
+      drag_anchor = -1;
+    } else {
+      sel.clear();
+      slot.locked_token = token;
+      drag_anchor = token;
+    }
+  } else if (drag_anchor >= 0 && ImGui::IsMouseDown(0) && token != drag_anchor) {
+    // A drag across tokens selects the range between where it started and here.
+    sel.clear();
+    for (int i = std::min(drag_anchor, token); i <= std::max(drag_anchor, token); ++i)
+      sel.push_back(i);
+  }
+}
+
 void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   const ThemeColors& colors = theme_colors();
   if (!ctx.trace) return;
@@ -19,8 +48,11 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float h = ImGui::GetFontSize(), pad_x = h * 0.22f, gap = h * 0.3f, line_h = h * 1.55f;
-  const bool tint = ctx.weights && ctx.focus >= 0 && ctx.focus < ctx.weights->rows();
-  WeightRange range = ctx.weights ? weight_range(*ctx.weights, ctx.app.fixed_range) : WeightRange{};
+  if (!ImGui::IsMouseDown(0)) drag_anchor = -1;
+  const float* row = ctx.shown ? ctx.shown->focus_row(ctx.focus) : nullptr;
+  const bool tint = row != nullptr;
+  const std::vector<int> no_selection;
+  const std::vector<int>& selected = ctx.shown ? ctx.shown->queries : no_selection;
   float x = origin.x, y = origin.y;
   const int shown = std::min(static_cast<int>(tokens.size()), kMaxTokensShown);
   nlohmann::json boxes = nlohmann::json::array();
@@ -35,18 +67,29 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
     ImVec2 a(x, y), b(x + box_w, y + h * 1.3f);
     ImU32 bg = colors.token_bg, fg = colors.text;
     if (tint && i < ctx.weights->cols()) {
-      float w = (*ctx.weights)(ctx.focus, i);
-      bg = colormap_color(ctx.app.colormap, w, range.vmin, range.vmax);
-      fg = text_color_on(ctx.app.colormap, w, range.vmin, range.vmax);
+      const float t = ctx.shown->scale.position(row[i]);
+      bg = colormap_color(ctx.shown->scale.colormap, t, 0.0f, 1.0f);
+      fg = text_color_on(ctx.shown->scale.colormap, t, 0.0f, 1.0f);
     }
     if (tokens[i].special) fg = (fg & 0x00FFFFFF) | 0xA0000000;
     dl->AddRectFilled(a, b, bg, h * 0.2f);
-    if (i == ctx.focus) dl->AddRect(a, b, colors.focus, h * 0.2f, 0, std::max(2.0f, h * 0.12f));
+    // A token the model wrote (generation): outlined and underlined in the accent colour.
+    if (tokens[i].generated) {
+      dl->AddRect(a, b, colors.accent, h * 0.2f, 0, std::max(1.0f, h * 0.07f));
+      dl->AddRectFilled(ImVec2(a.x + pad_x, b.y + h * 0.06f), ImVec2(b.x - pad_x, b.y + h * 0.16f),
+                        colors.accent);
+    }
+    const bool in_selection = std::binary_search(selected.begin(), selected.end(), i);
+    if (i == ctx.focus || in_selection)
+      dl->AddRect(a, b, colors.focus, h * 0.2f, 0, std::max(2.0f, h * 0.12f));
+    if (in_selection)  // a bar under each selected query
+      dl->AddRectFilled(ImVec2(a.x, b.y + 1), ImVec2(b.x, b.y + std::max(3.0f, h * 0.15f)),
+                        colors.focus);
     dl->AddText(ImVec2(x + pad_x, y + h * 0.15f), fg, label.c_str());
     if (ImGui::IsMouseHoveringRect(a, b) &&
         ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
       ctx.app.focus.hover(ctx.slot, i);
-      if (ImGui::IsMouseClicked(0)) ctx.app.slots[ctx.slot].locked_token = i;
+      HandleSelection(ctx, i);
     }
     if (ctx.layout)
       boxes.push_back({{"index", i},
@@ -54,7 +97,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
                        {"x", a.x * ctx.pixel_scale},
                        {"y", a.y * ctx.pixel_scale},
                        {"w", box_w * ctx.pixel_scale},
-                       {"h", (b.y - a.y) * ctx.pixel_scale}});
+                       {"h", (b.y - a.y) * ctx.pixel_scale},
+                       {"generated", tokens[i].generated}});
     x += box_w + gap;
   }
   if (shown < static_cast<int>(tokens.size())) {
@@ -69,8 +113,11 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(width, y - origin.y + line_h));
   if (ctx.layout)
-    ctx.layout->push_back(
-        {{"view", "sentence"}, {"slot", ctx.slot}, {"tokens", boxes}, {"focus", ctx.focus}});
+    ctx.layout->push_back({{"view", "sentence"},
+                           {"slot", ctx.slot},
+                           {"tokens", boxes},
+                           {"focus", ctx.focus},
+                           {"selected_queries", selected}});
 }
 
 }  // namespace attnscope

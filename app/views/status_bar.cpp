@@ -20,7 +20,7 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(8, 3));
   ImGui::Begin("##status", nullptr, flags);
   if (st.model) {
-    ModelInfo info = st.model->info();
+    const ModelInfo& info = st.model_info;
     ImGui::Text("model %s (%s, %d\xC3\x97%d)", info.name.c_str(), info.kind.c_str(), info.layers,
                 info.heads);
   } else {

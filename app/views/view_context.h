@@ -16,7 +16,10 @@ struct ViewContext {
   int slot = 0;
   const AttentionTrace* trace = nullptr;            // null before the first result
   std::shared_ptr<const AttentionTrace> trace_ref;  // owns *trace (views may keep it)
-  const Matrix* weights = nullptr;   // [queries x keys] of the chosen layer/head, or null
+  const Matrix* weights = nullptr;  // [queries x keys] as drawn (= shown->weights), or null
+  // What the views draw: the chosen head or aggregate after the sink options, its colour scale,
+  // the combined row of several selected queries, the title (null before the first result).
+  std::shared_ptr<const ShownMatrix> shown;
   int focus = -1;                    // focused token this frame (-1: none)
   nlohmann::json* layout = nullptr;  // where to record drawn positions, or null
   float pixel_scale = 1.0f;          // screenshot pixels per ImGui unit

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace/aggregate.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_file.h"
 
@@ -97,6 +98,21 @@ class Reader {
       fail(key, expected, describe(*v));
     }
   }
+  // An array of at most `max_count` integers from 0 to `max_value` (indices).
+  void get_indices(const std::string& key, std::vector<int>& out, std::size_t max_count,
+                   int max_value) const {
+    if (const json* v = find(key)) {
+      const std::string expected = "an array of at most " + std::to_string(max_count) +
+                                   " integers from 0 to " + std::to_string(max_value);
+      if (!v->is_array() || v->size() > max_count) fail(key, expected, describe(*v));
+      out.clear();
+      for (const json& x : *v) {
+        if (!x.is_number_integer() || x.get<long long>() < 0 || x.get<long long>() > max_value)
+          fail(key, expected, "an element " + describe(x));
+        out.push_back(static_cast<int>(x.get<long long>()));
+      }
+    }
+  }
   // A nested object (absent: nullopt-like empty object).
   Reader object(const std::string& key) const {
     static const json empty = json::object();
@@ -145,6 +161,7 @@ std::string session_to_json(const Session& s) {
     json o = {{"text", t.text}};
     if (!t.label.empty()) o["label"] = t.label;
     if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
+    if (!t.selected_queries.empty()) o["selected_queries"] = t.selected_queries;
     texts.push_back(o);
   }
   const LessonOptions& l = s.lesson;
@@ -169,12 +186,21 @@ std::string session_to_json(const Session& s) {
                 {"active_slot", s.active_slot},
                 {"lesson_step", s.lesson_step},
                 {"lesson_unscaled", s.lesson_unscaled},
-                {"lesson_predict", s.lesson_predict}}},
+                {"lesson_predict", s.lesson_predict},
+                {"panel", s.panel},
+                {"aggregate", s.aggregate},
+                {"hide_first", s.hide_first},
+                {"hide_special", s.hide_special},
+                {"query_combine", s.query_combine},
+                {"overlay", s.overlay},
+                {"overlay_heads", s.overlay_heads}}},
               {"display",
                {{"theme", s.theme},
                 {"colormap", s.colormap},
                 {"fixed_range", s.fixed_range},
-                {"font_scale", s.font_scale}}}};
+                {"font_scale", s.font_scale},
+                {"log_scale", s.log_scale},
+                {"log_floor", s.log_floor}}}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -233,6 +259,8 @@ Session parse_session(const std::string& document, const std::string& file) {
       t.get("text", s.texts[i].text, kSessionMaxTextBytes);
       t.get("label", s.texts[i].label, 256);
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
+      t.get_indices("selected_queries", s.texts[i].selected_queries, kSessionMaxSelectedQueries,
+                    1 << 20);
     }
   }
   top.get("show_second", s.show_second);
@@ -245,12 +273,30 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get("lesson_step", s.lesson_step, 1, kLessonSteps);
   view.get("lesson_unscaled", s.lesson_unscaled);
   view.get("lesson_predict", s.lesson_predict);
+  view.get_choice("panel", s.panel, {"sentences", "model"});
+  view.get("aggregate", s.aggregate, 64);
+  if (!s.aggregate.empty()) {
+    std::string known = "\"\" (one head)";
+    bool found = false;
+    for (const HeadAggregate& a : head_aggregates()) {
+      known += " or \"" + a.name + "\"";
+      found |= a.name == s.aggregate;
+    }
+    if (!found) view.fail("aggregate", known, describe(json(s.aggregate)));
+  }
+  view.get("hide_first", s.hide_first);
+  view.get("hide_special", s.hide_special);
+  view.get_choice("query_combine", s.query_combine, {"mean", "sum"});
+  view.get("overlay", s.overlay);
+  view.get_indices("overlay_heads", s.overlay_heads, 4096, 4095);
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});
   display.get("colormap", s.colormap, 64);
   display.get("fixed_range", s.fixed_range);
   display.get("font_scale", s.font_scale, 0.5f, 3.0f);
+  display.get("log_scale", s.log_scale);
+  display.get("log_floor", s.log_floor, 1e-9f, 0.5f);
   return s;
 }
 

@@ -11,7 +11,14 @@
 //    "view": {"mode": "explore", "layer": 0, "head": 0, "active_slot": 0,
 //             "lesson_step": 1, "lesson_unscaled": false, "lesson_predict": false},
 //    "display": {"theme": "light", "colormap": "viridis", "fixed_range": false,
-//                "font_scale": 1.0}}
+//                "font_scale": 1.0, "log_scale": false, "log_floor": 0.001}}
+//
+// What the views draw (issue 12), all optional: "view" may add "panel" ("sentences" | "model":
+// the model view of every layer × head), "aggregate" ("" for one head, or a name of
+// core/trace/aggregate.h: "mean", "max", "layers-mean", "rollout" …), "hide_first" and
+// "hide_special" (booleans: those keys hidden, rows renormalised), "query_combine" ("mean" |
+// "sum"), "overlay" (boolean) and "overlay_heads" (head indices of the lines view's overlay); a
+// text may add "selected_queries" (token indices, several selected queries).
 //
 // layer, head, selected_token and lesson_step are 0-based except lesson_step (1–8, as the lesson
 // numbers its steps). Every key but "format" is optional (a missing one keeps its default);
@@ -21,6 +28,7 @@
 #include <array>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/model/lesson/lesson_model.h"
 #include "core/util/error.h"
@@ -42,8 +50,9 @@ struct SessionError : Error {
 
 struct SessionText {
   std::string text;
-  std::string label;        // a preset's sense ("river"), may be empty
-  int selected_token = -1;  // the clicked (locked) token, -1: none
+  std::string label;                  // a preset's sense ("river"), may be empty
+  int selected_token = -1;            // the clicked (locked) token, -1: none
+  std::vector<int> selected_queries;  // several selected query tokens (may be empty)
 };
 
 struct Session {
@@ -64,7 +73,17 @@ struct Session {
   std::string colormap = "viridis";
   bool fixed_range = false;
   float font_scale = 1.0f;
+  // What the views draw (app/views/shown_matrix.h).
+  std::string panel = "sentences";  // sentences | model
+  std::string aggregate;            // "": one head
+  bool hide_first = false, hide_special = false;
+  std::string query_combine = "mean";  // mean | sum
+  bool log_scale = false;
+  float log_floor = 1e-3f;
+  bool overlay = false;            // the lines view overlays several heads
+  std::vector<int> overlay_heads;  // which ones
 };
+inline constexpr std::size_t kSessionMaxSelectedQueries = 4096;
 
 std::string session_to_json(const Session& session);
 // Parses a session document; `file` names it in errors ("session 'x.attnscope': …").

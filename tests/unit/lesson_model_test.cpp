@@ -258,6 +258,29 @@ TEST(LessonModel, MeaningShiftShowsTheContext) {
   EXPECT_TRUE(lesson_meaning_shift(u, 0).static_neighbors.empty());
 }
 
+// The app's worker publishes every token's shift at once (projections built once per head); each
+// must be what the one-token function gives, for several heads and an unknown word.
+TEST(LessonModel, AllMeaningShiftsAtOnceEqualOneAtATime) {
+  for (int heads : {1, 4}) {
+    auto t = run("she sat by the zorblax bank of the river", LessonOptions{.heads = heads});
+    std::vector<MeaningShift> all = lesson_meaning_shifts(t, 8);
+    ASSERT_EQ(all.size(), t.tokens.size());
+    for (int i = 0; i < static_cast<int>(t.tokens.size()); ++i) {
+      MeaningShift one = lesson_meaning_shift(t, i, 8);
+      ASSERT_EQ(all[i].static_neighbors.size(), one.static_neighbors.size()) << "token " << i;
+      ASSERT_EQ(all[i].context_neighbors.size(), one.context_neighbors.size()) << "token " << i;
+      for (size_t k = 0; k < one.context_neighbors.size(); ++k) {
+        EXPECT_EQ(all[i].context_neighbors[k].word, one.context_neighbors[k].word)
+            << "heads " << heads << " token " << i << " rank " << k;
+        EXPECT_NEAR(all[i].context_neighbors[k].similarity, one.context_neighbors[k].similarity,
+                    1e-5f);
+      }
+      for (size_t k = 0; k < one.static_neighbors.size(); ++k)
+        EXPECT_EQ(all[i].static_neighbors[k].word, one.static_neighbors[k].word);
+    }
+  }
+}
+
 TEST(LessonModel, TokenizeMarksUnknownWords) {
   Tokens t = make_lesson_model()->tokenize("The bank's zorblax");
   ASSERT_EQ(t.size(), 3u);

@@ -45,8 +45,8 @@ Session everything_changed() {
   s.lesson.heads = 4;
   s.lesson.mask_unknown = false;
   s.lesson.head_design = HeadDesign::kRandom;
-  s.texts[0] = {"the mouse ran \xE2\x80\x94 caf\xC3\xA9 \"quoted\"\n", "animal", 2};
-  s.texts[1] = {"click the mouse", "", -1};
+  s.texts[0] = {"the mouse ran \xE2\x80\x94 caf\xC3\xA9 \"quoted\"\n", "animal", 2, {}};
+  s.texts[1] = {"click the mouse", "", -1, {}};
   s.show_second = false;
   s.mode = "lesson";
   s.layer = 3;
@@ -59,6 +59,16 @@ Session everything_changed() {
   s.colormap = "magma";
   s.fixed_range = true;
   s.font_scale = 1.5f;
+  s.texts[0].selected_queries = {1, 3, 4};
+  s.panel = "model";
+  s.aggregate = "rollout";
+  s.hide_first = true;
+  s.hide_special = true;
+  s.query_combine = "sum";
+  s.log_scale = true;
+  s.log_floor = 1e-4f;
+  s.overlay = true;
+  s.overlay_heads = {0, 2, 5};
   return s;
 }
 
@@ -90,6 +100,17 @@ void expect_same(const Session& a, const Session& b) {
   EXPECT_EQ(a.colormap, b.colormap);
   EXPECT_EQ(a.fixed_range, b.fixed_range);
   EXPECT_EQ(a.font_scale, b.font_scale);
+  for (int i = 0; i < kSessionSlots; ++i)
+    EXPECT_EQ(a.texts[i].selected_queries, b.texts[i].selected_queries);
+  EXPECT_EQ(a.panel, b.panel);
+  EXPECT_EQ(a.aggregate, b.aggregate);
+  EXPECT_EQ(a.hide_first, b.hide_first);
+  EXPECT_EQ(a.hide_special, b.hide_special);
+  EXPECT_EQ(a.query_combine, b.query_combine);
+  EXPECT_EQ(a.log_scale, b.log_scale);
+  EXPECT_EQ(a.log_floor, b.log_floor);
+  EXPECT_EQ(a.overlay, b.overlay);
+  EXPECT_EQ(a.overlay_heads, b.overlay_heads);
 }
 
 TEST(Session, RoundTripsThroughAFile) {
@@ -119,6 +140,12 @@ TEST(Session, MissingKeysKeepTheirDefaults) {
   EXPECT_EQ(s.texts[0].text, "");
   EXPECT_FALSE(s.has_texts);  // the app keeps the sentences it shows
   EXPECT_TRUE(parse_session(with(R"("texts": [])"), "x").has_texts);
+  // A file written before the model view and the sink options: one head, nothing hidden.
+  EXPECT_EQ(s.panel, "sentences");
+  EXPECT_EQ(s.aggregate, "");
+  EXPECT_FALSE(s.hide_first || s.hide_special || s.log_scale);
+  EXPECT_EQ(s.query_combine, "mean");
+  EXPECT_TRUE(s.texts[0].selected_queries.empty());
 }
 
 // The error names the file and the key, what was expected and what was found.
@@ -167,6 +194,21 @@ TEST(Session, HostileDocumentsAreRefusedWithTheKey) {
   expect_refused(with(R"("view": {"active_slot": 2})"), "\"view.active_slot\"", "2");
   expect_refused(with(R"("display": {"theme": "neon"})"), "\"display.theme\"", "\"neon\"");
   expect_refused(with(R"("display": {"font_scale": 100})"), "\"display.font_scale\"", "100");
+}
+
+TEST(Session, ViewOptionsOfIssue12AreCheckedByKey) {
+  Session s = parse_session(with(R"("view": {"aggregate": "max"})"), "x");
+  EXPECT_EQ(s.aggregate, "max");
+  expect_refused(with(R"("view": {"aggregate": "median"})"), "\"view.aggregate\"", "\"median\"");
+  expect_refused(with(R"("view": {"panel": "grid"})"), "\"view.panel\"", "\"grid\"");
+  expect_refused(with(R"("view": {"hide_first": 1})"), "\"view.hide_first\"", "an integer 1");
+  expect_refused(with(R"("view": {"query_combine": "max"})"), "\"view.query_combine\"", "\"max\"");
+  expect_refused(with(R"("display": {"log_floor": 0})"), "\"display.log_floor\"", "0");
+  expect_refused(with(R"("display": {"log_floor": 2})"), "\"display.log_floor\"", "2");
+  expect_refused(with(R"("texts": [{"selected_queries": [1, -2]}])"),
+                 "\"texts[0].selected_queries\"", "-2");
+  expect_refused(with(R"("texts": [{"selected_queries": 3}])"), "\"texts[0].selected_queries\"",
+                 "an integer 3");
 }
 
 TEST(Session, HugeAndDeepDocumentsAreRefusedBeforeParsing) {

@@ -270,6 +270,33 @@ MeaningShift lesson_meaning_shift(const AttentionTrace& trace, int index, int k)
   return shift;
 }
 
+std::vector<MeaningShift> lesson_meaning_shifts(const AttentionTrace& trace, int k) {
+  auto vectors = lesson_word_vectors();
+  const int dim = vectors->dim();
+  const int n = static_cast<int>(trace.tokens.size());
+  const int heads = static_cast<int>(trace.steps.size());
+  std::vector<MeaningShift> shifts(static_cast<size_t>(n));
+  // The same sum as lesson_context_vector, for all rows at once: [n x dim].
+  Matrix context = Matrix::Zero(n, dim);
+  bool has_context = heads > 0 && dim % heads == 0;
+  for (int h = 0; has_context && h < heads; ++h) {
+    const Matrix& out = trace.steps[h].output;  // [n x d_head]
+    if (out.rows() < n || out.cols() != dim / heads) {
+      has_context = false;
+      break;
+    }
+    context += out.topRows(n) * lesson_head_projection(heads, h, dim).transpose();
+  }
+  for (int i = 0; i < n; ++i) {
+    const int id = trace.tokens[i].id;
+    if (id >= 0 && id < vectors->vectors.rows())
+      shifts[i].static_neighbors = nearest(*vectors, vectors->vectors.row(id), k, id);
+    shifts[i].context_neighbors =
+        nearest(*vectors, has_context ? RowVector(context.row(i)) : RowVector::Zero(dim), k, id);
+  }
+  return shifts;
+}
+
 std::vector<PresetPair> lesson_presets() {
   const auto path = find_asset("presets.json");
   std::ifstream f(path);

@@ -87,6 +87,9 @@ struct MeaningShift {
   std::vector<Neighbor> context_neighbors;
 };
 MeaningShift lesson_meaning_shift(const AttentionTrace& trace, int index, int k = 8);
+// lesson_meaning_shift of every token of `trace` ([i] is token i's), each head's projection built
+// once: what the app's worker publishes with a lesson trace, so no view computes it.
+std::vector<MeaningShift> lesson_meaning_shifts(const AttentionTrace& trace, int k = 8);
 
 // Token `index`'s context-enriched output mapped back into word-vector space (Σ_h output_h·R_hᵀ),
 // [1 x dim]; zero when the trace has no steps for it. What lesson_meaning_shift ranks against.

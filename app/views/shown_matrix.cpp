@@ -1,0 +1,158 @@
+#include "app/views/shown_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/analysis/view_transform.h"
+#include "core/trace/aggregate.h"
+#include "core/util/error.h"
+
+namespace attnscope {
+
+namespace {
+constexpr const char* kDot = " \xC2\xB7 ";  // " · "
+
+std::string number(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+float ColorScale::position(float w) const {
+  if (log) return log_scale(w, vmin, vmax);
+  const float t = (w - vmin) / std::max(vmax - vmin, 1e-12f);
+  return std::isfinite(t) ? std::clamp(t, 0.0f, 1.0f) : 0.0f;
+}
+
+float ColorScale::weight_at(float t) const {
+  return log ? log_scale_inverse(t, vmin, vmax) : vmin + (vmax - vmin) * t;
+}
+
+ColorScale make_color_scale(const Matrix& w, int colormap, bool fixed_range,
+                            const ShownOptions& options) {
+  ColorScale s;
+  s.colormap = colormap;
+  float max = w.size() ? w.maxCoeff() : 1.0f;
+  if (fixed_range || !std::isfinite(max) || max <= 0.0f) max = 1.0f;
+  s.vmax = max;
+  s.log = options.log_scale;
+  s.vmin = s.log ? std::clamp(options.log_floor, 1e-9f, s.vmax * 0.5f) : 0.0f;  // floor < ceiling
+  return s;
+}
+
+const float* ShownMatrix::focus_row(int focus) const {
+  if (!combined.empty()) return combined.data();
+  if (focus < 0 || focus >= weights.rows()) return nullptr;
+  return &weights(focus, 0);  // Matrix is row-major: a row is contiguous
+}
+
+Matrix shown_weights(const AttentionTrace& t, int layer, int head, const ShownOptions& o,
+                     std::vector<char>* hidden_key) {
+  if (layer < 0 || layer >= t.layers())
+    throw UsageError("layer " + std::to_string(layer) + " is out of range (the trace has " +
+                     std::to_string(t.layers()) + " layers, numbered from 0)");
+  Matrix w;
+  if (!o.aggregate.empty()) {
+    w = head_aggregate(o.aggregate).combine(t, layer);
+  } else {
+    if (head < 0 || head >= t.heads())
+      throw UsageError("head " + std::to_string(head) + " is out of range (the trace has " +
+                       std::to_string(t.heads()) + " heads, numbered from 0)");
+    w = t.attention[layer][head];
+  }
+  const SinkOptions sinks = sink_options(o);
+  if (hidden_key) {
+    hidden_key->assign(static_cast<size_t>(w.cols()), 0);
+    if (sinks.any()) {
+      const std::vector<bool> hidden = sink_keys(t.tokens, o.hide_first, o.hide_special);
+      for (size_t k = 0; k < hidden.size() && k < hidden_key->size(); ++k)
+        (*hidden_key)[k] = hidden[k] ? 1 : 0;
+    }
+  }
+  return sinks.any() ? apply_sink_options(w, t.tokens, sinks) : w;
+}
+
+SinkOptions sink_options(const ShownOptions& o) {
+  SinkOptions s;
+  s.hide_first = o.hide_first;
+  s.hide_special = o.hide_special;
+  return s;
+}
+
+std::string shown_options_note(const ShownOptions& o) {
+  std::string note;
+  if (o.hide_first || o.hide_special) note += kDot + sink_options_title(sink_options(o));
+  if (o.log_scale) note += std::string(kDot) + "log colours (floor " + number(o.log_floor) + ")";
+  return note;
+}
+
+std::string shown_title(const AttentionTrace& t, int layer, int head, const ShownOptions& o) {
+  std::string title;
+  // Layers and heads count from 1 here, as the app's sliders do (figures count from 0).
+  const std::string l1 = std::to_string(layer + 1), heads = std::to_string(t.heads());
+  if (o.aggregate.empty())
+    title = "layer " + l1 + kDot + "head " + std::to_string(head + 1);
+  else if (o.aggregate == "mean" || o.aggregate == "max")
+    title = "layer " + l1 + kDot + o.aggregate + " of " + heads + " heads";
+  else if (o.aggregate == "layers-mean")
+    title = "mean of all " + std::to_string(t.layers()) + " layers \xC3\x97 " + heads + " heads";
+  else if (o.aggregate == "rollout")
+    title = "rollout of layers 1\xE2\x80\x93" + l1 +
+            " (0.5\xC2\xB7"
+            "A + 0.5\xC2\xB7I)";
+  else
+    title = head_aggregate(o.aggregate).title(t, layer);
+  return title + shown_options_note(o);
+}
+
+ShownMatrix make_shown_matrix(const AttentionTrace& trace, int layer, int head,
+                              const ShownOptions& options, int colormap, bool fixed_range,
+                              const std::vector<int>& selected_queries) {
+  ShownMatrix s;
+  s.layer = layer;
+  s.head = head;
+  s.options = options;
+  s.weights = shown_weights(trace, layer, head, options, &s.hidden_key);
+  for (int q : selected_queries)
+    if (q >= 0 && q < s.weights.rows()) s.queries.push_back(q);
+  std::sort(s.queries.begin(), s.queries.end());
+  s.queries.erase(std::unique(s.queries.begin(), s.queries.end()), s.queries.end());
+  if (s.queries.size() >= 2) {
+    const RowVector row =
+        combine_rows(s.weights, s.queries, options.query_sum ? RowCombine::sum : RowCombine::mean);
+    s.combined.assign(row.data(), row.data() + row.size());
+  } else {
+    s.queries.clear();
+  }
+  s.scale = make_color_scale(s.weights, colormap, fixed_range, options);
+  s.title = shown_title(trace, layer, head, options);
+  if (!s.queries.empty())
+    s.title += std::string(kDot) + (options.query_sum ? "sum" : "mean") + " of " +
+               std::to_string(s.queries.size()) + " queries";
+  return s;
+}
+
+std::shared_ptr<const ShownMatrix> ShownMatrixCache::get(
+    const std::shared_ptr<const AttentionTrace>& trace, int layer, int head,
+    const ShownOptions& options, int colormap, bool fixed_range,
+    const std::vector<int>& selected_queries) {
+  if (!trace || trace->layers() == 0) return nullptr;
+  if (trace == trace_ && layer == layer_ && head == head_ && colormap == colormap_ &&
+      fixed_range == fixed_ && options == options_ && selected_queries == queries_)
+    return shown_;
+  trace_ = trace;
+  layer_ = layer, head_ = head, colormap_ = colormap, fixed_ = fixed_range;
+  options_ = options;
+  queries_ = selected_queries;
+  try {
+    shown_ = std::make_shared<const ShownMatrix>(
+        make_shown_matrix(*trace, layer, head, options, colormap, fixed_range, selected_queries));
+  } catch (const std::exception&) {
+    shown_ = nullptr;  // layer/head beyond this trace (a new model has fewer): nothing to draw
+  }
+  return shown_;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,94 @@
+#pragma once
+// What the views draw of a trace, as one object per matrix (like Polyscope's quantities): the
+// weights after the aggregate ("one head", mean/max of a layer, rollout …) and the sink options
+// (first / special tokens hidden, rows renormalised), its colour scale (range, colormap, log), the
+// combined row of several selected queries, and the one-line title that states all of it. Built
+// once per change (ShownMatrixCache), never per frame; the heatmap, arcs and sentence views, the
+// model view's thumbnails and the figures (File → Export view, `render`) all read it.
+// No GL or ImGui here.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/analysis/view_transform.h"
+#include "core/trace/trace.h"
+
+namespace attnscope {
+
+// How the views turn a trace into what they draw (AppState::shown; saved in sessions).
+struct ShownOptions {
+  std::string aggregate;    // "": one head; else a head_aggregates() name (core/trace/aggregate.h)
+  bool hide_first = false;  // hide the first token as a key, renormalise the rows
+  bool hide_special = false;  // hide special tokens ([CLS], <|endoftext|> …) likewise
+  bool log_scale = false;     // colours follow log10(weight), clamped below at log_floor
+  float log_floor = 1e-3f;
+  bool query_sum = false;  // several selected queries: the sum of their rows (false: the mean)
+  bool operator==(const ShownOptions&) const = default;
+};
+
+// One colour range and colormap per matrix: where a weight falls on the colormap.
+struct ColorScale {
+  int colormap = 0;
+  float vmin = 0.0f, vmax = 1.0f;  // the weights at the two ends (log: vmin is the floor)
+  bool log = false;
+  // 0..1 position of weight w (clamped).
+  float position(float w) const;
+  // The weight at position t (colorbar ticks).
+  float weight_at(float t) const;
+};
+// 0..1 when `fixed_range`, else 0..max(w) (1 when all zero); log: floor..max.
+ColorScale make_color_scale(const Matrix& w, int colormap, bool fixed_range,
+                            const ShownOptions& options);
+
+struct ShownMatrix {
+  int layer = 0, head = 0;
+  ShownOptions options;
+  Matrix weights;                // [queries x keys] as drawn
+  std::vector<char> hidden_key;  // 1 where the sink options hid that key
+  std::vector<int> queries;      // the selected queries combined below (≥ 2), sorted
+  std::vector<float> combined;   // their sum or mean row (empty when fewer than 2 are selected)
+  ColorScale scale;
+  std::string title;  // "layer 3 · head 2 · first token hidden, rows renormalised · log colours"
+
+  // The row the views single out: the combined row when several queries are selected, else row
+  // `focus`; null when neither.
+  const float* focus_row(int focus) const;
+};
+
+// The matrix of `options` at (layer, head) with the sink options applied; `hidden_key` (nullable)
+// receives which keys were hidden. Throws UsageError for an unknown aggregate or a layer/head out
+// of range.
+Matrix shown_weights(const AttentionTrace& trace, int layer, int head, const ShownOptions& options,
+                     std::vector<char>* hidden_key = nullptr);
+// "layer 3 · head 2", "layer 3 · mean of 12 heads", "rollout through layer 3", then the options:
+// " · first token hidden (rows renormalised) · log colours (floor 0.001)". 1-based numbers.
+std::string shown_title(const AttentionTrace& trace, int layer, int head,
+                        const ShownOptions& options);
+// The options' part of the title alone (empty when none is on).
+std::string shown_options_note(const ShownOptions& options);
+SinkOptions sink_options(const ShownOptions& options);  // rows always renormalised
+
+ShownMatrix make_shown_matrix(const AttentionTrace& trace, int layer, int head,
+                              const ShownOptions& options, int colormap, bool fixed_range,
+                              const std::vector<int>& selected_queries);
+
+// Keeps the last ShownMatrix of one slot and rebuilds it only when its inputs change.
+class ShownMatrixCache {
+ public:
+  // Null when the trace is null or (layer, head) is outside it.
+  std::shared_ptr<const ShownMatrix> get(const std::shared_ptr<const AttentionTrace>& trace,
+                                         int layer, int head, const ShownOptions& options,
+                                         int colormap, bool fixed_range,
+                                         const std::vector<int>& selected_queries);
+
+ private:
+  std::shared_ptr<const AttentionTrace> trace_;
+  int layer_ = -1, head_ = -1, colormap_ = -1;
+  bool fixed_ = false;
+  ShownOptions options_;
+  std::vector<int> queries_;
+  std::shared_ptr<const ShownMatrix> shown_;
+  std::string error_;
+};
+
+}  // namespace attnscope
