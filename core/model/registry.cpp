@@ -21,7 +21,7 @@ std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressF
 
 std::vector<ModelListing> list_models() {
   std::vector<ModelListing> all = {
-      {"lesson", "lesson", "built-in", "word vectors + plain attention"}, tiny_model_listing()};
+      {"lesson", "lesson", "built-in", "word vectors + plain attention", ""}, tiny_model_listing()};
   for (ModelListing& m : list_hf_models()) all.push_back(std::move(m));
   return all;
 }
