@@ -182,7 +182,8 @@ TEST(ModelView, HoverEnlargesAndKeysMoveTheFocus) {
   ASSERT_FALSE(big.is_null()) << "no enlarged thumbnail";
   EXPECT_EQ(big["layer"], 1);
   EXPECT_EQ(big["head"], 2);
-  const Matrix& w = core_trace(kGpt2, kText).attention[1][2];
+  const AttentionTrace core = core_trace(kGpt2, kText);  // kept: w refers into it
+  const Matrix& w = core.attention[1][2];
   const int n = static_cast<int>(w.rows());
   const double x = big["x"], y = big["y"], side = big["w"];
   EXPECT_GT(side, moved["cells"][0]["w"].get<double>() * 1.5) << "not enlarged";
