@@ -228,6 +228,8 @@ int run_gui(const GuiOptions& options) {
 
   MainWindow main_window;
   main_window.sessions.recent = settings.recent_sessions;
+  if (HeatmapScript script; parse_heatmap_script(options.heatmap_view, script))
+    main_window.heatmaps[0].script = std::make_unique<HeatmapScript>(script);
   // A session replaces the defaults; options given on the command line win over it.
   if (!options.session.empty()) {
     main_window.sessions.Open(app, prefs, options.session);
@@ -273,7 +275,8 @@ int run_gui(const GuiOptions& options) {
   int exit_code = exit_code_from_session;
 
   while (!glfwWindowShouldClose(window)) {
-    const bool busy = app.computing() || app.load_progress().busy || script.busy();
+    const bool busy =
+        app.computing() || app.load_progress().busy || script.busy() || main_window.busy();
     if (headless)
       glfwPollEvents();
     else
@@ -452,7 +455,7 @@ int run_gui(const GuiOptions& options) {
     const bool load_failed =
         !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
     const bool ready = (app.settled() || load_failed) && script.inputs_done() &&
-                       g_dropped.empty() && !app.load_progress().busy;
+                       !main_window.busy() && g_dropped.empty() && !app.load_progress().busy;
     frames_ready = ready ? frames_ready + 1 : 0;
     bool finish = false;
     if (headless &&

@@ -38,6 +38,9 @@ struct GuiOptions {
   // had been dropped on the window.
   std::string keys;
   std::string drop;
+  // Testing aid (hidden option): sentence 1's heatmap zoomed and panned, "ZOOM,ROW,COL[,DROW,DCOL]"
+  // (the last two: cells panned every frame, for the frame-time benchmark).
+  std::string heatmap_view;
   // Testing aid (hidden option): once the traces are shown, press Generate on sentence 1 with this
   // many new tokens (greedy); scripted keys wait until the generation ended.
   int generate = 0;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "app/views/heatmap_view.h"
+
 namespace attnscope {
 
 void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
@@ -25,6 +27,14 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
   app->add_option("--export-view", gui.export_view,
                   "testing: export the heatmap as the window shows it at exit")
       ->group("");
+  app->add_option("--heatmap-view", gui.heatmap_view,
+                  "testing: sentence 1's heatmap at ZOOM,ROW,COL[,DROW,DCOL] (pans every frame)")
+      ->group("")
+      ->check([](const std::string& v) {
+        HeatmapScript script;
+        return parse_heatmap_script(v, script) ? std::string()
+                                               : std::string("expected ZOOM,ROW,COL[,DROW,DCOL]");
+      });
   app->add_option("--theme", gui.theme, "color theme (light is made for projectors)")
       ->check(CLI::IsMember({"dark", "light"}));
 }

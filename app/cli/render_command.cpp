@@ -56,6 +56,14 @@ class RenderCommand final : public Command {
     sub->add_option("--focus", focus_, "single out this token (index from 0)");
     sub->add_flag("--fixed-range", fixed_range_, "colours span 0..1 instead of 0..max");
     sub->add_flag("--no-title", no_title_, "leave out the title line");
+    sub->add_flag("--hide-first", options_.hide_first,
+                  "hide the first token as a key (an attention sink), rows renormalised");
+    sub->add_flag("--hide-special", options_.hide_special,
+                  "hide special tokens as keys, rows renormalised");
+    sub->add_flag("--log-scale", options_.log_scale, "colours follow log10(weight)");
+    sub->add_option("--log-floor", options_.log_floor, "weights below it get the first colour")
+        ->check(CLI::Range(1e-9, 0.5))
+        ->capture_default_str();
     sub->add_option("--scale", scale_, "PNG pixels per unit")->check(CLI::Range(0.25, 8.0));
     sub->add_option("--layout", layout_, "write where cells went (JSON, for tests)")->group("");
     return sub;
@@ -90,6 +98,7 @@ class RenderCommand final : public Command {
     request.focus = focus_;
     request.fixed_range = fixed_range_;
     request.title = !no_title_;
+    request.options = options_;
     const Figure fig = build_figure(view_, request);
     exporter.write(fig, out_, scale_);
     if (!layout_.empty()) {
@@ -107,6 +116,7 @@ class RenderCommand final : public Command {
   int layer_ = 0, head_ = 0, focus_ = -1;
   float width_ = 0, scale_ = 2.0f;
   bool fixed_range_ = false, no_title_ = false;
+  ShownOptions options_;  // sinks hidden, log colours (stated in the title)
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // colour range, so heads can be compared at a glance; one colorbar for all.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "app/figure/figure_style.h"
 #include "app/views/draw_util.h"
@@ -28,9 +29,21 @@ Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
   const AttentionTrace& t = *r.trace;
   const int layers = t.layers(), heads = t.heads(), n = static_cast<int>(t.tokens.size());
+  // Every head with the request's sink options (the aggregate does not apply to a grid).
+  ShownOptions options = r.options;
+  options.aggregate.clear();
+  std::vector<Matrix> shown;
   float vmax = 0.0f;
-  for (const auto& layer : t.attention)
-    for (const Matrix& w : layer) vmax = std::max(vmax, weight_range(w, r.fixed_range).vmax);
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < heads; ++h) {
+      shown.push_back(shown_weights(t, l, h, options));
+      vmax =
+          std::max(vmax, make_color_scale(shown.back(), r.colormap, r.fixed_range, options).vmax);
+    }
+  ColorScale scale;  // one range shared by every thumbnail
+  scale.vmax = vmax > 0 ? vmax : 1.0f;
+  scale.log = options.log_scale;
+  scale.vmin = scale.log ? std::clamp(options.log_floor, 1e-9f, scale.vmax * 0.5f) : 0.0f;
   const Colormap& map = colormaps().at(static_cast<size_t>(r.colormap));
   const float pad = 8.0f, gap = 4.0f;
   const float title_h = r.title ? kFigureTitleFont * 1.8f : 0.0f;
@@ -46,10 +59,10 @@ Figure build(const FigureRequest& r) {
   fig.background = pal.background;
   std::string name = t.model.name.empty() ? t.model.kind : t.model.name;
   if (r.title)
-    fig.add(FigureText{
-        pad, pad + kFigureTitleFont,
-        name + " \xC2\xB7 every layer and head \xC2\xB7 " + std::to_string(n) + " tokens",
-        kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
+    fig.add(FigureText{pad, pad + kFigureTitleFont,
+                       name + " \xC2\xB7 every layer and head \xC2\xB7 " + std::to_string(n) +
+                           " tokens" + shown_options_note(options),
+                       kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
   // Vector cells while the whole grid stays a reasonable file; rasters beyond.
   const bool vector = static_cast<long long>(layers) * heads * n * n <= 60000;
   for (int h = 0; h < heads; ++h)
@@ -63,13 +76,16 @@ Figure build(const FigureRequest& r) {
                        FigureText::Anchor::kEnd});
     for (int h = 0; h < heads; ++h) {
       const int k = std::min(n, kThumbCells);
-      add_heatmap_cells(fig, k < n ? block_max(t.attention[l][h], k) : t.attention[l][h],
-                        left + h * (thumb + gap), y, thumb / k, map, 0.0f, vmax > 0 ? vmax : 1.0f,
-                        false, l == 0 && h == 0 ? "grid_first" : "", vector ? n : 0);
+      const Matrix& w = shown[static_cast<size_t>(l * heads + h)];
+      const Matrix pooled = k < n ? block_max(w, k) : w;
+      add_heatmap_cells(fig, scale.log ? colormap_positions(pooled, scale) : pooled,
+                        left + h * (thumb + gap), y, thumb / k, map, 0.0f,
+                        scale.log ? 1.0f : scale.vmax, false, l == 0 && h == 0 ? "grid_first" : "",
+                        vector ? n : 0);
     }
   }
   add_colorbar(fig, left + heads * (thumb + gap) + pad, top, layers * (thumb + gap) - gap, map,
-               0.0f, vmax > 0 ? vmax : 1.0f, pal);
+               scale.vmin, scale.vmax, pal, 5, &scale);
   fig.layout["grid"] = {{"left", left},     {"top", top},     {"thumb", thumb}, {"gap", gap},
                         {"layers", layers}, {"heads", heads}, {"vmax", vmax}};
   return fig;

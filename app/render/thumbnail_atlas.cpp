@@ -6,57 +6,78 @@
 
 namespace attnscope {
 
+AtlasValues prepare_atlas(const AttentionTrace& trace, const ShownOptions& per_head,
+                          bool fixed_range) {
+  AtlasValues v;
+  v.layers = trace.layers();
+  v.heads = trace.heads();
+  const Matrix& first = trace.attention[0][0];
+  const int n_rows = static_cast<int>(first.rows()), n_cols = static_cast<int>(first.cols());
+  v.rows = std::min(n_rows, kThumbnailTexels);
+  v.cols = std::min(n_cols, kThumbnailTexels);
+  v.pool_rows = (n_rows + v.rows - 1) / v.rows;  // the largest block (core/analysis: pool_block)
+  v.pool_cols = (n_cols + v.cols - 1) / v.cols;
+  // Colormap positions (0..1): each head has its own range, like the heatmap.
+  v.positions = Matrix::Zero(v.layers * v.rows, v.heads * v.cols);
+  v.scales.assign(static_cast<size_t>(v.layers * v.heads), ColorScale{});
+  for (int l = 0; l < v.layers; ++l)
+    for (int h = 0; h < v.heads; ++h) {
+      const Matrix w = shown_weights(trace, l, h, per_head);
+      const ColorScale scale = make_color_scale(w, 0, fixed_range, per_head);
+      v.scales[static_cast<size_t>(l * v.heads + h)] = scale;
+      const Matrix pooled = (v.rows < n_rows || v.cols < n_cols) ? max_pool(w, v.rows, v.cols) : w;
+      for (int i = 0; i < pooled.rows() && i < v.rows; ++i)
+        for (int j = 0; j < pooled.cols() && j < v.cols; ++j)
+          v.positions(l * v.rows + i, h * v.cols + j) = scale.position(pooled(i, j));
+    }
+  return v;
+}
+
 void ThumbnailAtlas::update(ColormapRenderer& renderer,
                             const std::shared_ptr<const AttentionTrace>& trace,
                             const ShownOptions& options, int colormap, bool fixed_range) {
-  // The aggregate and the query selection do not change a per-head grid: leave them out of the key.
+  // The aggregate and the query selection do not change a per-head grid: leave them out.
   ShownOptions per_head = options;
   per_head.aggregate.clear();
   per_head.query_sum = false;
   if (!trace || trace->layers() == 0 || trace->heads() == 0 || trace->attention[0][0].size() == 0) {
-    layers_ = 0;
-    trace_ = trace;
+    ready_ = false;
+    asked_trace_ = trace;
     return;
   }
-  if (trace == trace_ && per_head == options_ && colormap == colormap_ && fixed_range == fixed_)
-    return;
-  trace_ = trace;
-  options_ = per_head;
-  colormap_ = colormap;
-  fixed_ = fixed_range;
-  layers_ = trace->layers();
-  heads_ = trace->heads();
-  const Matrix& first = trace->attention[0][0];
-  const int n_rows = static_cast<int>(first.rows()), n_cols = static_cast<int>(first.cols());
-  rows_ = std::min(n_rows, kThumbnailTexels);
-  cols_ = std::min(n_cols, kThumbnailTexels);
-  pool_r_ = (n_rows + rows_ - 1) / rows_;  // the largest block (core/analysis: pool_block)
-  pool_c_ = (n_cols + cols_ - 1) / cols_;
-
-  // The atlas holds colormap positions (0..1): each head has its own range, like the heatmap.
-  Matrix atlas = Matrix::Zero(layers_ * rows_, heads_ * cols_);
-  scales_.assign(static_cast<size_t>(layers_ * heads_), ColorScale{});
-  for (int l = 0; l < layers_; ++l)
-    for (int h = 0; h < heads_; ++h) {
-      const Matrix w = shown_weights(*trace, l, h, per_head);
-      const ColorScale scale = make_color_scale(w, colormap, fixed_range, per_head);
-      scales_[static_cast<size_t>(l * heads_ + h)] = scale;
-      const Matrix pooled = (rows_ < n_rows || cols_ < n_cols) ? max_pool(w, rows_, cols_) : w;
-      for (int i = 0; i < pooled.rows() && i < rows_; ++i)
-        for (int j = 0; j < pooled.cols() && j < cols_; ++j)
-          atlas(l * rows_ + i, h * cols_ + j) = scale.position(pooled(i, j));
-    }
-  renderer.render(atlas, colormap, 0.0f, 1.0f, values_, target_);
-  values_.reset();  // the float copy is not needed once the colours are drawn
-  ++builds_;
+  if (trace != asked_trace_ || !(per_head == asked_options_) || fixed_range != asked_fixed_) {
+    asked_trace_ = trace;
+    asked_options_ = per_head;
+    asked_fixed_ = fixed_range;
+    ready_ = false;
+    pending_.start(
+        [trace, per_head, fixed_range] { return prepare_atlas(*trace, per_head, fixed_range); });
+  }
+  AtlasValues done;
+  if (pending_.take(done, error_)) {
+    if (error_.empty()) values_ = std::move(done);
+    drawn_trace_ = asked_trace_;
+    drawn_colormap_ = -1;  // upload below
+  }
+  if (drawn_trace_ != asked_trace_ || values_.layers == 0 || !error_.empty()) return;
+  if (drawn_colormap_ != colormap) {
+    renderer.render(values_.positions, colormap, 0.0f, 1.0f, scratch_, target_);
+    scratch_.reset();  // the float copy is not needed once the colours are drawn
+    for (ColorScale& s : values_.scales) s.colormap = colormap;
+    drawn_colormap_ = colormap;
+    ++builds_;
+  }
+  ready_ = true;
 }
 
 ImVec2 ThumbnailAtlas::uv0(int layer, int head) const {
-  return ImVec2(static_cast<float>(head) / heads_, static_cast<float>(layer) / layers_);
+  return ImVec2(static_cast<float>(head) / values_.heads,
+                static_cast<float>(layer) / values_.layers);
 }
 
 ImVec2 ThumbnailAtlas::uv1(int layer, int head) const {
-  return ImVec2(static_cast<float>(head + 1) / heads_, static_cast<float>(layer + 1) / layers_);
+  return ImVec2(static_cast<float>(head + 1) / values_.heads,
+                static_cast<float>(layer + 1) / values_.layers);
 }
 
 }  // namespace attnscope

@@ -155,22 +155,42 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
   timelines[slot].Draw(app, ctx, width);
 
-  // Heatmap and the BertViz columns side by side, the arc diagram below.
+  DrawPictures(ctx, renderer, slot, width);
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
+  ImGui::EndChild();
+}
+
+void MainWindow::DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width) {
+  // Heatmap and the BertViz columns side by side, the arc diagram below. Beyond kMaxArcTokens
+  // the lines are noise: the heatmap takes the whole area (and zooms).
+  const float font = ImGui::GetFontSize();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const bool lines = !ctx.weights ||
+                     (ctx.weights->rows() <= kMaxArcTokens && ctx.weights->cols() <= kMaxArcTokens);
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float arc_h = std::clamp(avail.y * 0.30f, font * 5.5f, font * 11.0f);
-  const float row_h = std::max(font * 8, avail.y - arc_h - ImGui::GetStyle().ItemSpacing.y);
-  const float columns_w = std::clamp(width * 0.36f, font * 11, font * 18);
+  // Many tokens: the heatmap needs the height more than the arcs do.
+  const bool many = ctx.weights && ctx.weights->rows() > 16;
+  const float arc_h =
+      lines ? std::clamp(avail.y * (many ? 0.24f : 0.30f), font * 5.5f, font * 11.0f) : 0.0f;
+  const float row_h = std::max(font * 8, avail.y - arc_h - (lines ? style.ItemSpacing.y : 0));
   // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
+  const float title_top = ImGui::GetCursorScreenPos().y;
+  ImGui::PushTextWrapPos(0.0f);  // a long title wraps instead of running off the pane
   text_dim("%s \xC2\xB7 rows: queries, columns: keys",
            ctx.shown ? ctx.shown->title.c_str() : "(nothing to show)");
-  const float pictures_h = row_h - ImGui::GetTextLineHeightWithSpacing();
-  heatmaps[slot].Draw(ctx, renderer,
-                      ImVec2(width - columns_w - ImGui::GetStyle().ItemSpacing.x, pictures_h));
+  ImGui::PopTextWrapPos();
+  const float pictures_h = row_h - (ImGui::GetCursorScreenPos().y - title_top);  // title lines
+  if (!lines) {
+    heatmaps[slot].Draw(ctx, renderer, ImVec2(width, pictures_h));
+    return;
+  }
+  // The heatmap takes the width its square grid can use at this height (its labels and colorbar
+  // need about five characters more); the columns get the rest, within limits.
+  const float columns_w = std::clamp(width - pictures_h - font * 5, font * 9, font * 18);
+  heatmaps[slot].Draw(ctx, renderer, ImVec2(width - columns_w - style.ItemSpacing.x, pictures_h));
   ImGui::SameLine();
   arcs[slot].DrawColumns(ctx, ImVec2(columns_w, pictures_h));
   arcs[slot].DrawArcDiagram(ctx, ImVec2(width, arc_h));
-  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
-  ImGui::EndChild();
 }
 
 bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 
 #include "app/ui/head_palette.h"
@@ -201,6 +202,13 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
   dl->AddText(ImVec2(xr + 6, origin.y), colors.text_dim, "keys");
+  if (top_k < m && !ctx.app.overlay) {  // say that lines were left out, between the headers
+    char note[24];
+    std::snprintf(note, sizeof note, "top %d", top_k);
+    const float nw = ImGui::CalcTextSize(note).x;
+    if (xr - xl > nw + font)
+      dl->AddText(ImVec2((xl + xr - nw) / 2, origin.y), colors.text_dim, note);
+  }
   const ColorScale& range = ctx.shown->scale;
   const float* row = ctx.shown->focus_row(ctx.focus);
   nlohmann::json overlay_json = nlohmann::json::array();
@@ -213,9 +221,10 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
       bool focused = i == ctx.focus || selected(ctx, i);
       if ((pass == 1) != focused || (pass == 0 && ctx.focus >= 0 && n > 24)) continue;
       float yi = top + (i + 0.5f) * row_h;
+      const float keep = top_k_threshold(w, i, top_k);  // each query's top-k keys only
       for (int j = 0; j < m; ++j) {
         float t = w(i, j) / range.vmax;
-        if (t < 0.01f) continue;
+        if (t < 0.01f || w(i, j) < keep) continue;
         float yj = top + (j + 0.5f) * row_h;
         ImU32 c = focused ? with_alpha(colors.arc, 0.15f + 0.85f * t)
                           : with_alpha(colors.arc, 0.06f + 0.3f * t);
@@ -261,98 +270,229 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   ImGui::Dummy(size);
 }
 
+float top_k_threshold(const Matrix& weights, int row, int k) {
+  const int n = static_cast<int>(weights.cols());
+  if (n == 0 || k <= 0) return 0.0f;
+  std::vector<float> r(weights.row(row).data(), weights.row(row).data() + n);
+  k = std::min(k, n);
+  std::nth_element(r.begin(), r.begin() + (k - 1), r.end(), std::greater<float>());
+  return r[static_cast<size_t>(k - 1)];
+}
+
+float top_k_threshold(const float* row, int n, int k) {
+  if (n == 0 || k <= 0) return 0.0f;
+  std::vector<float> r(row, row + n);
+  k = std::min(k, n);
+  std::nth_element(r.begin(), r.begin() + (k - 1), r.end(), std::greater<float>());
+  return r[static_cast<size_t>(k - 1)];
+}
+
+bool is_causal(const Matrix& weights) {
+  for (int i = 0; i < weights.rows(); ++i)
+    for (int j = i + 1; j < weights.cols(); ++j)
+      if (weights(i, j) != 0.0f) return false;
+  return weights.rows() > 1;
+}
+
 void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   if (too_many(ctx, size)) return;
+  const ThemeColors& colors = theme_colors();
+  const Matrix& w = *ctx.weights;
+  const int n = static_cast<int>(w.rows());
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float font = ImGui::GetFontSize();
+  // What to show without a focused token: a decoder's last token (what it predicts from), else
+  // the strongest key of every query.
+  // Several selected queries: their combined row, drawn from the middle of the selection.
+  const bool selection = !ctx.shown->queries.empty();
+  int f = !selection && ctx.focus >= 0 && ctx.focus < n ? ctx.focus : -1;
+  const char* mode = selection ? "selection" : "query";
+  if (!selection && f < 0 && is_causal(w)) f = n - 1, mode = "last";
+  if (!selection && f < 0) mode = "strongest";
+  const float* row = selection ? ctx.shown->focus_row(ctx.focus) : f >= 0 ? &w(f, 0) : nullptr;
+  top_k = std::clamp(top_k, 1, std::max(1, static_cast<int>(w.cols())));
+  const float threshold = row ? top_k_threshold(row, static_cast<int>(w.cols()), top_k) : 0.0f;
+
+  // Header: what is drawn, the top-k control and the threshold it gives.
+  const auto dim = ImGui::ColorConvertU32ToFloat4(colors.text_dim);
+  ImGui::SetNextItemWidth(font * 5.5f);
+  ImGui::SliderInt(ctx.slot == 0 ? "##topk0" : "##topk1", &top_k, 1,
+                   std::min(20, std::max(1, static_cast<int>(w.cols()))), "top %d");
+  ImGui::SameLine();
+  const std::string who = f >= 0 && f < static_cast<int>(ctx.trace->tokens.size())
+                              ? token_label(ctx.trace->tokens[f], 14)
+                              : std::string();
+  if (selection)
+    ImGui::TextColored(dim,
+                       "%d selected queries: their %d strongest keys (weight \xE2\x89\xA5 %.3f)",
+                       static_cast<int>(ctx.shown->queries.size()),
+                       std::min(top_k, static_cast<int>(w.cols())), threshold);
+  else if (f >= 0)
+    ImGui::TextColored(dim, "%s\"%s\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s",
+                       std::string(mode) == "last" ? "last token " : "", who.c_str(),
+                       std::min(top_k, static_cast<int>(w.cols())), threshold,
+                       std::string(mode) == "last" ? " \xC2\xB7 hover a token to choose" : "");
+  else
+    ImGui::TextColored(dim, "the strongest key of every query \xC2\xB7 hover a token for its arcs");
+  const float header_h = ImGui::GetCursorScreenPos().y - origin.y;
+  const ImVec2 pic(origin.x, origin.y + header_h);
+  const ImVec2 pic_size(size.x, std::max(font * 3, size.y - header_h));
+  nlohmann::json labels = nlohmann::json::array();
+  DrawArcs(ctx, pic, pic_size, f, row, ctx.layout ? &labels : nullptr);
+  if (ctx.layout) {
+    nlohmann::json box = layout_box(ctx, "arcs", origin, size);
+    box["mode"] = mode;
+    box["query"] = f;
+    box["top_k"] = top_k;
+    box["threshold"] = threshold;
+    box["labels"] = labels;
+    ctx.layout->push_back(std::move(box));
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(size);
+}
+
+void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, const float* row,
+                        nlohmann::json* labels_json) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
   const Tokens& tokens = ctx.trace->tokens;
   const int n = static_cast<int>(w.cols());
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float font = ImGui::GetFontSize();
-  const float baseline = origin.y + size.y - font * 1.6f;
+  const float font = ImGui::GetFontSize(), s = ctx.pixel_scale;
+  // The sentence's natural width decides whether its labels need a second (staggered) row.
+  float natural = 0;
+  for (int j = 0; j < n; ++j)
+    natural += ImGui::CalcTextSize(
+                   j < static_cast<int>(tokens.size()) ? token_label(tokens[j], 10).c_str() : "?")
+                   .x +
+               font * 0.8f;
+  const float baseline = origin.y + size.y - font * (natural > size.x ? 2.7f : 1.6f);
+  const float max_h = std::max(font, baseline - origin.y - font * 1.3f);  // room for a label
   const ColorScale& range = ctx.shown->scale;
-  const float* row = ctx.shown->focus_row(ctx.focus);
+
+  // Labels placed so far (x0, y0, x1, y1): each new one must keep clear of all of them.
+  std::vector<ImVec4> placed;
+  const auto clear_of_placed = [&](ImVec2 p, ImVec2 ts) {
+    for (const ImVec4& r : placed)
+      if (p.x < r.z + 2 && p.x + ts.x + 2 > r.x && p.y < r.w && p.y + ts.y > r.y) return false;
+    return true;
+  };
+  const auto place = [&](ImVec2 p, ImVec2 ts, const std::string& text, const char* kind) {
+    placed.push_back(ImVec4(p.x, p.y, p.x + ts.x, p.y + ts.y));
+    if (labels_json)
+      labels_json->push_back({{"text", text},
+                              {"kind", kind},
+                              {"x", p.x * s},
+                              {"y", p.y * s},
+                              {"w", ts.x * s},
+                              {"h", ts.y * s}});
+  };
 
   // Token slots proportional to label widths, shrunk to fit.
   std::vector<std::string> labels(static_cast<size_t>(n));
-  std::vector<float> widths(static_cast<size_t>(n));
+  std::vector<float> widths(static_cast<size_t>(n)), centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
     labels[j] = j < static_cast<int>(tokens.size()) ? token_label(tokens[j], 10) : "?";
     widths[j] = ImGui::CalcTextSize(labels[j].c_str()).x + font * 0.8f;
   }
-  float total = std::accumulate(widths.begin(), widths.end(), 0.0f);
-  float k = total > size.x ? size.x / total : 1.0f;
+  const float total = std::accumulate(widths.begin(), widths.end(), 0.0f);
+  const float k = total > size.x ? size.x / total : 1.0f;
   float x = origin.x + (size.x - total * k) / 2;
-  std::vector<float> centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
     centers[j] = x + widths[j] * k / 2;
-    bool focused = j == ctx.focus || selected(ctx, j);
-    ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
-    bool fits = ts.x <= widths[j] * k;
-    if (fits || focused) {
-      ImVec2 p(centers[j] - ts.x / 2, baseline + font * 0.25f);
-      if (focused)
-        dl->AddRectFilled(ImVec2(p.x - 3, p.y - 1), ImVec2(p.x + ts.x + 3, p.y + ts.y + 1),
-                          with_alpha(colors.focus, 0.25f), 3.0f);
-      dl->AddText(p, focused ? colors.focus : colors.text, labels[j].c_str());
-    }
     handle_token_hover(ctx, ImVec2(x, baseline), ImVec2(x + widths[j] * k, origin.y + size.y), j);
     x += widths[j] * k;
   }
-  if (row) {
-    // Several selected queries: their combined row's arcs start from the middle of the selection.
-    const auto& q = ctx.shown->queries;
-    const int f = q.empty() ? ctx.focus : -1;
-    const float source_x =
-        q.empty() ? centers[f] : std::accumulate(q.begin(), q.end(), 0.0f, [&](float acc, int i) {
-                                   return acc + centers[i];
-                                 }) / static_cast<float>(q.size());
-    const float max_h = baseline - origin.y - font * 1.2f;
-    // Label the three strongest arcs with their weight.
-    std::vector<int> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
-    std::vector<ImVec4> placed;  // weight labels drawn so far
-    for (int j = 0; j < n; ++j) {
-      float t = row[j] / range.vmax;
-      if (t < 0.005f) continue;
-      ImU32 c = with_alpha(colors.arc, 0.25f + 0.75f * t);
-      float thickness = 1.0f + 7.0f * t;
-      if (j == f) {  // attention to itself: a loop above the token
-        dl->AddCircle(ImVec2(centers[j], baseline - font * 0.6f), font * 0.45f, c, 20, thickness);
-        continue;
-      }
-      float dx = std::fabs(centers[j] - source_x);
-      float hgt = std::min(max_h, dx * 0.55f + font * 0.5f);
-      ImVec2 a(source_x, baseline), b(centers[j], baseline);
-      dl->AddBezierCubic(a, ImVec2(a.x, baseline - hgt * 1.33f),
-                         ImVec2(b.x, baseline - hgt * 1.33f), b, c, thickness);
-      bool top3 = std::find(order.begin(), order.begin() + std::min(3, n), j) !=
-                  order.begin() + std::min(3, n);
-      if (top3) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "%.2f", row[j]);
-        ImGui::PushFont(ctx.fonts.mono);
-        ImVec2 ts = ImGui::CalcTextSize(buf);
-        ImVec2 p((a.x + b.x) / 2 - ts.x / 2, baseline - hgt - ts.y - 2);
-        // Skip a label that would overlap one already placed.
-        bool clear = true;
-        for (const ImVec4& r : placed)
-          clear &= p.x + ts.x + 4 < r.x || p.x > r.z + 4 || p.y + ts.y < r.y || p.y > r.w;
-        if (clear) {
-          dl->AddText(p, colors.text, buf);
-          placed.push_back(ImVec4(p.x, p.y, p.x + ts.x, p.y + ts.y));
-        }
-        ImGui::PopFont();
-      }
+  // Token labels: the shown query's first (always, highlighted), then every other one where it
+  // keeps clear of those placed: on the first row, else staggered onto the second when the
+  // sentence is too long for one (a label with no room is left out, never drawn over another).
+  const bool two_rows = total > size.x;
+  const auto token_text = [&](int j) {
+    const ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
+    const float px = std::clamp(centers[j] - ts.x / 2, origin.x + 3, origin.x + size.x - ts.x - 3);
+    for (int row = 0; row < (two_rows && j != f ? 2 : 1); ++row) {
+      const ImVec2 p(px, baseline + font * 0.25f + (font + 4) * row);
+      const ImVec2 box(p.x - 3, p.y - 1), box_size(ts.x + 6, ts.y + 2);
+      if (j != f && !clear_of_placed(box, box_size)) continue;
+      if (j == f)
+        dl->AddRectFilled(box, ImVec2(box.x + box_size.x, box.y + box_size.y),
+                          with_alpha(colors.focus, 0.25f), 3.0f);
+      else if (row == 1)  // a tick from the second row up to its token
+        dl->AddLine(ImVec2(centers[j], baseline + 1), ImVec2(centers[j], p.y - 1),
+                    with_alpha(colors.text_dim, 0.5f));
+      dl->AddText(p, j == f ? colors.focus : colors.text, labels[j].c_str());
+      place(box, box_size, labels[j], "token");
+      return;
     }
+  };
+  if (f >= 0) token_text(f);
+  for (int j = 0; j < n; ++j)
+    if (j != f) token_text(j);
+
+  // The curves: query f's top-k keys, or each query's strongest key.
+  struct Arc {
+    int from, to;
+    float weight;
+  };
+  std::vector<Arc> arcs;
+  if (row) {  // from f, or (f = -1) from the middle of the selection
+    const float threshold = top_k_threshold(row, n, top_k);
+    for (int j = 0; j < n; ++j)
+      if (row[j] >= threshold && row[j] / range.vmax >= 0.005f) arcs.push_back({f, j, row[j]});
   } else {
-    dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim,
-                "hover or click a token to see its arcs");
+    for (int i = 0; i < w.rows(); ++i) {
+      int best = 0;
+      for (int j = 1; j < n; ++j)
+        if (w(i, j) > w(i, best)) best = j;
+      arcs.push_back({i, best, w(i, best)});
+    }
   }
-  if (ctx.layout) ctx.layout->push_back(layout_box(ctx, "arcs", origin, size));
-  ImGui::Dummy(size);
+  std::sort(arcs.begin(), arcs.end(),
+            [](const Arc& a, const Arc& b) { return a.weight > b.weight; });
+  float selection_x = 0;
+  for (int q : ctx.shown->queries) selection_x += centers[std::clamp(q, 0, n - 1)];
+  if (!ctx.shown->queries.empty()) selection_x /= static_cast<float>(ctx.shown->queries.size());
+  const auto x_of = [&](int i) { return i >= 0 ? centers[i] : selection_x; };
+  const auto height_of = [&](const Arc& a) {
+    return std::min(max_h, std::fabs(centers[a.to] - x_of(a.from)) * 0.55f + font * 0.5f);
+  };
+  for (auto it = arcs.rbegin(); it != arcs.rend(); ++it) {  // strongest drawn last, on top
+    const float t = it->weight / range.vmax;
+    const ImU32 c = with_alpha(colors.arc, row ? 0.25f + 0.75f * t : 0.15f + 0.6f * t);
+    const float thickness = row ? 1.0f + 7.0f * t : 1.0f + 3.0f * t;
+    if (it->to == it->from) {  // attention to itself: a loop above the token
+      dl->AddCircle(ImVec2(centers[it->to], baseline - font * 0.6f), font * 0.45f, c, 20,
+                    thickness);
+      continue;
+    }
+    const float hgt = height_of(*it);
+    const ImVec2 a(x_of(it->from), baseline), b(centers[it->to], baseline);
+    dl->AddBezierCubic(a, ImVec2(a.x, baseline - hgt * 1.33f), ImVec2(b.x, baseline - hgt * 1.33f),
+                       b, c, thickness);
+  }
+  // Weight labels on the strongest arcs: above the apex, else just under it, else a line higher;
+  // a label with no free place is left out rather than drawn over another.
+  ImGui::PushFont(ctx.fonts.mono);
+  int labelled = 0;
+  for (const Arc& a : arcs) {
+    if (labelled == 3) break;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.2f", a.weight);
+    const ImVec2 ts = ImGui::CalcTextSize(buf);
+    const float cx = a.to == a.from ? centers[a.to] : (x_of(a.from) + centers[a.to]) / 2;
+    const float apex = a.to == a.from ? baseline - font * 1.05f : baseline - height_of(a);
+    const float px = std::clamp(cx - ts.x / 2, origin.x, origin.x + size.x - ts.x);
+    for (float py : {apex - ts.y - 2, apex + 2, apex - 2 * ts.y - 4}) {
+      const ImVec2 p(px, std::max(origin.y, py));
+      if (p.y + ts.y > baseline || !clear_of_placed(p, ts)) continue;
+      dl->AddText(p, colors.text, buf);
+      place(p, ts, buf, "weight");
+      ++labelled;
+      break;
+    }
+  }
+  ImGui::PopFont();
 }
 
 }  // namespace attnscope

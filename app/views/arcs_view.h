@@ -15,10 +15,16 @@
 namespace attnscope {
 
 struct ArcsView {
+  int top_k = 5;  // lines and arcs: each query's k strongest keys (the threshold is shown)
   void DrawColumns(ViewContext& ctx, ImVec2 size);
   void DrawArcDiagram(ViewContext& ctx, ImVec2 size);
 
  private:
+  // The arc diagram's token labels and curves: from query `f` (or from the selected queries'
+  // combined `row`), or with neither the strongest key of every query. Every label placed keeps
+  // clear of those placed before it.
+  void DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, const float* row,
+                nlohmann::json* labels_json);
   // The overlay's checkbox and swatches; returns the height they took.
   float DrawOverlayControls(ViewContext& ctx, float width);
   void DrawColumnLines(ViewContext& ctx, ImVec2 size);  // below the controls
@@ -31,6 +37,12 @@ struct ArcsView {
   ShownOptions overlay_options_;
   std::vector<Matrix> overlay_weights_;
 };
+
+// The k-th largest weight of row `row` (the smallest weight a top-k view keeps; ties kept too).
+float top_k_threshold(const Matrix& weights, int row, int k);
+float top_k_threshold(const float* row, int n, int k);
+// Decoders mask the future: no query gives weight to a later key.
+bool is_causal(const Matrix& weights);
 
 inline constexpr int kMaxArcTokens = 64;  // beyond this the lines are noise; the heatmap remains
 

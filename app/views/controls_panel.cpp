@@ -35,7 +35,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     if (app.models.empty()) app.refresh_model_list();
     for (const ModelListing& m : app.models) {
       bool usable = m.kind != "unsupported";
-      std::string item = m.spec + "  (" + m.kind + ")";
+      std::string item = m.spec + "  (" + (m.title.empty() ? m.kind : m.title) + ")";
       if (ImGui::Selectable(item.c_str(), m.spec == st.model_spec,
                             usable ? 0 : ImGuiSelectableFlags_Disabled))
         app.open_model(m.spec);

@@ -147,29 +147,25 @@ void FormulaView::Draw(ViewContext& ctx) {
     ImGui::TextColored(dim, "Type a sentence to see the formula.");
     return;
   }
-  if (n > kFormulaMaxTokens) {
-    ImGui::TextColored(dim, "The formula panel shows inputs of up to %d tokens (this one has %d).",
-                       kFormulaMaxTokens, n);
-    return;
-  }
   // steps[layer * heads + head] (core/trace/trace.h)
   const int heads = std::max(1, ctx.trace->heads());
   const int layer = std::clamp(ctx.app.layer, 0, std::max(0, ctx.trace->layers() - 1));
   const int head = std::clamp(ctx.app.head, 0, heads - 1);
   const size_t index = static_cast<size_t>(layer * heads + head);
-  if (index >= ctx.trace->steps.size()) {
-    ImGui::TextColored(dim, "This model does not keep the formula's intermediate steps.");
+  const HeadSteps* found = index < ctx.trace->steps.size() ? &ctx.trace->steps[index] : nullptr;
+  // A model's full steps match its tokens: [n x d] for Q, K, V, output; [n x n] for the rest.
+  const bool full = found && found->scores.rows() == n && found->scores.cols() == n &&
+                    found->scaled.rows() == n && found->scaled.cols() == n &&
+                    found->weights.rows() == n && found->weights.cols() == n &&
+                    found->q.rows() == n && found->k.rows() == n && found->output.rows() == n;
+  // The matrices when they fit; at any other length (or without the steps) the query's row.
+  if (!full || n > kFormulaMaxTokens || show_row) {
+    if (full && n <= kFormulaMaxTokens) ImGui::Checkbox("key-by-key table", &show_row);
+    draw_query_row(ctx, row_state, layer, head);
     return;
   }
-  const HeadSteps& s = ctx.trace->steps[index];
+  const HeadSteps& s = *found;
   const int d_k = static_cast<int>(s.k.cols());
-  // A model's steps must match its tokens: [n x d] for Q, K, V, output; [n x n] for the rest.
-  const bool square = s.scores.rows() == n && s.scores.cols() == n && s.scaled.rows() == n &&
-                      s.scaled.cols() == n && s.weights.rows() == n && s.weights.cols() == n;
-  if (!square || s.q.rows() != n || s.k.rows() != n || s.output.rows() != n) {
-    ImGui::TextColored(dim, "This model's formula steps do not match its %d tokens.", n);
-    return;
-  }
   ImGui::PushFont(ctx.fonts.big);
   ImGui::Text(
       "Attention(Q, K, V) = softmax(Q\xC2\xB7K\xE1\xB5\x80 / \xE2\x88\x9A"
@@ -210,6 +206,8 @@ void FormulaView::Draw(ViewContext& ctx) {
   if (focus >= 0) {
     ImGui::SameLine();
     ImGui::Checkbox("every row", &show_all);
+    ImGui::SameLine();
+    ImGui::Checkbox("key-by-key table", &show_row);
   }
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 start = ImGui::GetCursorScreenPos();

@@ -88,8 +88,26 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
     return;
   }
   const AttentionTrace& trace = *ctx.trace;
-  if (summaries.trace != ctx.trace_ref) summaries = summarize_heads(ctx.trace_ref);
+  // Summaries and thumbnails are prepared off the UI thread, once per trace.
+  if (summarizing_trace != ctx.trace_ref) {
+    summarizing_trace = ctx.trace_ref;
+    summarizing.start([trace = ctx.trace_ref] { return summarize_heads(trace); });
+  }
+  HeadSummaryTable done;
+  if (summarizing.take(done, summary_error) && summary_error.empty()) summaries = std::move(done);
   atlas.update(renderer, ctx.trace_ref, st.shown, st.colormap, st.fixed_range);
+  if (!summary_error.empty() || !atlas.error().empty()) {
+    text_wrapped_message(summary_error.empty() ? atlas.error() : summary_error, colors.error);
+    return;
+  }
+  waiting = summaries.trace != ctx.trace_ref || !atlas.ready();
+  if (waiting) {
+    text_dim(
+        "computing the head summaries and thumbnails of %d layers \xC3\x97 %d heads\xE2\x80\xA6",
+        ctx.trace->layers(), ctx.trace->heads());
+    ImGui::Dummy(size);
+    return;
+  }
   const int layers = trace.layers(), heads = trace.heads();
   const int keys = static_cast<int>(summaries.names.size());
 
@@ -110,6 +128,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const int shown_key = sort_key >= 0 ? sort_key : filter_key >= 0 ? filter_key : 0;
   const std::string numbers =
       keys == 0 ? std::string() : " \xC2\xB7 numbers: " + summaries.names[shown_key];
+  ImGui::PushTextWrapPos(0.0f);
   text_dim(
       "%s%s \xC2\xB7 %d of %d heads bright \xC2\xB7 click: focus that head everywhere, "
       "double-click: open it",
@@ -117,6 +136,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                        "1"
                      : "each thumbnail's colours span 0 to its own largest weight",
       numbers.c_str(), passing, layers * heads);
+  ImGui::PopTextWrapPos();
 
   // The grid, scrolling when it does not fit.
   const float used = ImGui::GetCursorScreenPos().y - start.y;
@@ -135,9 +155,16 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const float avail = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
   float thumb = std::floor((avail - label_w) / heads - gap);
   thumb = std::clamp(thumb, font * 1.6f, font * 12.0f);
-  if (thumb * s >= 4) thumb = snap(thumb, s);
   // Summary lines under a thumbnail: all of them when they fit, else the sort key's value.
-  const int lines = keys == 0 ? 0 : thumb >= line_w ? keys + 1 : thumb >= number_w ? 1 : 0;
+  auto lines_for = [&](float t) {
+    return keys == 0 ? 0 : t >= line_w ? keys + 1 : t >= number_w ? 1 : 0;
+  };
+  // Smaller thumbnails when that fits every layer without scrolling (and they stay readable).
+  const float fit =
+      std::floor(ImGui::GetContentRegionAvail().y / layers - lines_for(thumb) * mono_h - gap);
+  if (fit < thumb && fit >= font * 3) thumb = fit;
+  if (thumb * s >= 4) thumb = snap(thumb, s);
+  const int lines = lines_for(thumb);
   const float cell_w = thumb + gap, cell_h = thumb + lines * mono_h + gap;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float x0 = snap(origin.x + label_w, s), y0 = snap(origin.y, s);
@@ -170,6 +197,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const bool double_clicked = hovered && ImGui::IsMouseDoubleClicked(0);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   int hover_l = -1, hover_h = -1;
+  nlohmann::json hovered_json;  // the enlarged thumbnail of the hovered head (null: none)
   const ImU32 veil_base = ImGui::GetColorU32(ImGuiCol_WindowBg);
   nlohmann::json cells = nlohmann::json::array();
   // Two channels: every thumbnail first (one texture, so ImGui merges them into one draw call),
@@ -237,11 +265,17 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   if (hover_l >= 0) {
     ImGui::BeginTooltip();
     ImGui::Text("layer %d \xC2\xB7 head %d", hover_l + 1, hover_h + 1);
-    const float big = std::min(font * 16, 360.0f);
+    // Larger than the thumbnail, whatever its size, and within the window.
+    const float big = std::min(std::max(font * 16, thumb * 2), ImGui::GetIO().DisplaySize.y * 0.6f);
     const float aspect = static_cast<float>(atlas.texel_cols()) / std::max(1, atlas.texel_rows());
     ImGui::Image(atlas.texture(),
                  ImVec2(big * std::min(aspect, 1.0f), big / std::max(aspect, 1.0f)),
                  atlas.uv0(hover_l, hover_h), atlas.uv1(hover_l, hover_h));
+    if (ctx.layout) {  // where the enlarged map went (tests)
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      hovered_json = {{"layer", hover_l}, {"head", hover_h},      {"x", a.x * s},
+                      {"y", a.y * s},     {"w", (b.x - a.x) * s}, {"h", (b.y - a.y) * s}};
+    }
     if (atlas.pool_rows() > 1 || atlas.pool_cols() > 1)
       text_dim("max of each %d \xC3\x97 %d block (%d tokens)", atlas.pool_rows(), atlas.pool_cols(),
                static_cast<int>(trace.tokens.size()));
@@ -278,6 +312,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                            {"filter_min", filter_min},
                            {"focus_layer", st.layer},
                            {"focus_head", st.head},
+                           {"hovered", hovered_json},
                            {"cells", cells}});
 }
 

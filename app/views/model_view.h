@@ -13,6 +13,7 @@
 #include <imgui.h>
 
 #include "app/render/thumbnail_atlas.h"
+#include "app/ui/background_task.h"
 #include "app/views/view_context.h"
 
 namespace attnscope {
@@ -34,12 +35,17 @@ HeadSummaryTable summarize_heads(const std::shared_ptr<const AttentionTrace>& tr
 struct ModelView {
   ThumbnailAtlas atlas;
   HeadSummaryTable summaries;
+  BackgroundTask<HeadSummaryTable> summarizing;  // summaries of a new trace, off the UI thread
+  std::shared_ptr<const AttentionTrace> summarizing_trace;
+  std::string summary_error;
   int sort_key = -1;    // -1: the model's head order; else heads of a layer sorted by this key
   int filter_key = -1;  // -1: every head; else only heads with value >= filter_min are bright
   float filter_min = 0.5f;
   int last_layer = -1, last_head = -1;  // to scroll to the focused cell when it moves
 
   void Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size);
+  // The last Draw showed "computing…" instead of the grid (headless runs wait for the grid).
+  bool waiting = false;
 
  private:
   void DrawToolbar(ViewContext& ctx);

@@ -147,7 +147,9 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
                       ? (theme_is_light() ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255))
                       : colors.text,
                   label.c_str());
-      if (is_selected && s.follow_generation && g->running) ImGui::SetScrollHereX(1.0f);
+      // Keep the chosen chip in sight: the newest while following, any other once chosen.
+      if (is_selected && ((s.follow_generation && g->running) || selected != scrolled_to))
+        ImGui::SetScrollHereX(0.5f);
       if (ctx.layout)
         chips.push_back({{"step", k + 1},
                          {"token", token},
@@ -160,6 +162,7 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
     }
     ImGui::NewLine();
     ImGui::EndChild();
+    scrolled_to = selected;
   }
   ImGui::PopID();
   ImGui::PopID();

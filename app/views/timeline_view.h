@@ -11,6 +11,7 @@ namespace attnscope {
 
 struct TimelineView {
   bool hovered = false;  // the pointer is over the timeline (plain ←/→ then step it)
+  int scrolled_to = -1;  // the step the chip strip last scrolled to
 
   // Draws at the cursor, `width` wide; nothing for a model that cannot generate.
   void Draw(App& app, ViewContext& ctx, float width);

@@ -2,6 +2,7 @@
 
 #include "core/model/hf/hf_model.h"
 #include "core/model/lesson/lesson_model.h"
+#include "core/model/tiny/tiny_model.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -10,14 +11,17 @@ std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressF
   // An empty spec is a mistake (an unset shell variable in `--model "$M"`), not a request for the
   // default: opening the lesson model silently would hide it.
   if (spec.empty())
-    throw UsageError("empty model spec: give lesson, a model folder or a repo id such as gpt2");
+    throw UsageError(
+        "empty model spec: give lesson, tiny, a model folder or a repo id such as gpt2");
   if (spec == "lesson") return make_lesson_model();
+  // The built-in trained decoder; a folder called "tiny" is still reachable as ./tiny.
+  if (spec == kTinyModelSpec) return open_tiny_model(progress);
   return open_hf_model(spec, progress);
 }
 
 std::vector<ModelListing> list_models() {
   std::vector<ModelListing> all = {
-      {"lesson", "lesson", "built-in", "word vectors + plain attention"}};
+      {"lesson", "lesson", "built-in", "word vectors + plain attention", ""}, tiny_model_listing()};
   for (ModelListing& m : list_hf_models()) all.push_back(std::move(m));
   return all;
 }

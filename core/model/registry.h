@@ -17,6 +17,7 @@ struct ModelListing {
   std::string kind;  // "lesson", a model_type attnscope opens ("gpt2", "llama", …), "unsupported"
   std::string where;  // "built-in" or a folder
   std::string note;   // e.g. "only pytorch_model.bin: convert to safetensors"
+  std::string title;  // what a picker shows instead of the kind ("tiny trained transformer"), or ""
 };
 
 std::vector<ModelListing> list_models();

@@ -31,6 +31,7 @@ struct ModelInfo {
 };
 
 // Per-head intermediates of the formula view: Q, K, V, Q·Kᵀ, scaled scores, weights, output.
+// Beyond kStepsMaxTokens tokens only q, k and v are kept (see keep_vector_steps).
 // q and k are the vectors the scores multiply (after q/k norms and rotary embedding); scaled =
 // softcap(scale · scores) with masked entries -inf. With grouped-query attention k and v are those
 // of KV head `kv_head`, shared by several query heads.
@@ -42,6 +43,15 @@ struct HeadSteps {
 };
 
 inline constexpr int kStepsMaxTokens = 12;
+// Longer inputs keep only each head's q, k and v (scores, scaled, weights and output stay empty:
+// no n x n matrix per head), from which the formula view computes the selected query's row. They
+// are kept while they take at most this much memory (GPT-2 at 1,024 tokens: 113 MB), so a
+// 16-layer x 32-head model at 4,096 tokens (1.6 GB) keeps none.
+inline constexpr double kVectorStepsMaxBytes = 256.0 * 1024 * 1024;
+inline bool keep_vector_steps(int n, int layers, int heads, int head_dim) {
+  return n > kStepsMaxTokens &&
+         3.0 * sizeof(float) * n * layers * heads * head_dim <= kVectorStepsMaxBytes;
+}
 
 struct Prediction {
   int id = -1;
@@ -57,8 +67,8 @@ struct AttentionTrace {
   // attention[layer][head] is a [queries x keys] matrix; every row sums to 1 (masked entries 0).
   std::vector<std::vector<Matrix>> attention;
   // Optional: the formula steps of every layer and head, steps[layer * heads + head]. The lesson
-  // model always keeps them (one layer); GPT-2 and BERT keep them for inputs of at most
-  // kStepsMaxTokens tokens, the size the formula view can show.
+  // model always keeps them (one layer); the transformers keep them for inputs of at most
+  // kStepsMaxTokens tokens, and only q, k, v beyond that while keep_vector_steps() allows.
   std::vector<HeadSteps> steps;
   // Optional: top next-token predictions (GPT-2) for the last position.
   std::vector<Prediction> predictions;

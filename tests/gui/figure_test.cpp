@@ -155,6 +155,34 @@ TEST_F(Figure, PngNeedsNoDisplayAndScales) {
                      2.0, "png");
 }
 
+// render --hide-first: the first key's column is 0 and each row is renormalised over the rest
+// (recomputed here from the exported weights), and the title says so.
+TEST_F(Figure, HidingTheFirstTokenRenormalisesAndIsStatedInTheTitle) {
+  const std::string png = dir + "/s.png", svg = dir + "/s.svg", layout = dir + "/s.json";
+  const std::string model = "--model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                            " --text " + shell_quote("The bank of the river flooded");
+  ASSERT_EQ(render("--view heatmap --layer 1 --head 0 --hide-first " + model + " -o " +
+                   shell_quote(png) + " --layout " + shell_quote(layout)),
+            0)
+      << err();
+  auto w = weights_of(dir, model, 1, 0);
+  for (auto& row : w) {
+    row[0] = 0;
+    float sum = 0;
+    for (float v : row) sum += v;
+    for (float& v : row) v = sum > 0 ? v / sum : 0.0f;  // row 0 had only the first key: all 0
+  }
+  expect_cells_match(test::read_png(png), read_json(layout)["heatmap"], w, 2.0, "hidden sink");
+  ASSERT_EQ(render("--view heatmap --layer 1 --hide-first --log-scale --log-floor 0.01 " + model +
+                   " -o " + shell_quote(svg)),
+            0)
+      << err();
+  const std::string text = slurp(svg);
+  EXPECT_NE(text.find("first token hidden, rows renormalised"), std::string::npos);
+  EXPECT_NE(text.find("log colours (floor 0.01)"), std::string::npos);
+  EXPECT_EQ(render("--view heatmap --log-floor 2 " + model + " -o " + shell_quote(svg)), 2);
+}
+
 TEST_F(Figure, EveryViewRendersInEveryFormat) {
   const std::string model = "--model " + shell_quote(ATTNSCOPE_FIXTURES "/bert-tiny-uncased-f32") +
                             " --text " + shell_quote("the bank [SEP] the river");

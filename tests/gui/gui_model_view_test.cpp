@@ -157,6 +157,45 @@ TEST(ModelView, ThumbnailsShowEachHeadsWeights) {
             r.img.at(static_cast<int>(ox) - 2, static_cast<int>(oy + half)));
 }
 
+// Hovering a thumbnail enlarges it: the tooltip's map carries the same head's colours, larger;
+// the arrow keys move the outlined focus (layer with ←/→, head with ↑/↓).
+TEST(ModelView, HoverEnlargesAndKeysMoveTheFocus) {
+  const nlohmann::json session = {{"model", kGpt2},
+                                  {"texts", {{{"text", kText}}}},
+                                  {"show_second", false},
+                                  {"view", {{"panel", "model"}}}};
+  AppRun first = run_session(session, "--keys right,down");
+  const auto& moved = find_view(first.layout, "model");
+  EXPECT_EQ(moved["focus_layer"], 1);
+  EXPECT_EQ(moved["focus_head"], 1);
+  EXPECT_TRUE(moved["hovered"].is_null());
+  double cx = 0, cy = 0;
+  for (const auto& cell : moved["cells"])
+    if (cell["layer"] == 1 && cell["head"] == 2)
+      cx = cell["x"].get<double>() + cell["w"].get<double>() / 2,
+      cy = cell["y"].get<double>() + cell["h"].get<double>() / 2;
+  AppRun hovered = run_session(session,
+                               "--hover " + std::to_string(static_cast<int>(cx)) + "," +
+                                   std::to_string(static_cast<int>(cy)),
+                               "attnscope_model_view_hover.png");
+  const auto& big = find_view(hovered.layout, "model")["hovered"];
+  ASSERT_FALSE(big.is_null()) << "no enlarged thumbnail";
+  EXPECT_EQ(big["layer"], 1);
+  EXPECT_EQ(big["head"], 2);
+  const AttentionTrace core = core_trace(kGpt2, kText);  // kept: w refers into it
+  const Matrix& w = core.attention[1][2];
+  const int n = static_cast<int>(w.rows());
+  const double x = big["x"], y = big["y"], side = big["w"];
+  EXPECT_GT(side, moved["cells"][0]["w"].get<double>() * 1.5) << "not enlarged";
+  int bad = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (pixel_error(hovered.img, x + (j + 0.5) * side / n, y + (i + 0.5) * side / n,
+                      colormap_rgb("viridis", w(i, j) / w.maxCoeff())) > 4.0 &&
+          ++bad <= 5)
+        ADD_FAILURE() << "enlarged cell (" << i << ", " << j << ")";
+}
+
 // A stored trace of 150 tokens: every thumbnail is max-pooled to 64 texels a side, and the one hot
 // weight of head 2 (0.9 at query 100, key 37) is the brightest texel of its block.
 TEST(ModelView, MaxPoolingKeepsASingleHotCellVisible) {

@@ -53,6 +53,11 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 std::array<int, 3> Image::at(int x, int y) const {
+  // A test that samples outside the screenshot fails with a message instead of reading past it.
+  if (x < 0 || y < 0 || x >= width || y >= height)
+    throw std::out_of_range("pixel (" + std::to_string(x) + ", " + std::to_string(y) +
+                            ") is outside the " + std::to_string(width) + "x" +
+                            std::to_string(height) + " screenshot");
   size_t i = (static_cast<size_t>(y) * width + x) * 3;
   return {rgb[i], rgb[i + 1], rgb[i + 2]};
 }

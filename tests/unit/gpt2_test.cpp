@@ -143,10 +143,18 @@ TEST(Gpt2NetworkTest, KeepsFormulaStepsForShortInputs) {
       EXPECT_LT(max_abs_diff(s.weights, t.attention[l][h]), 1e-7f);
       EXPECT_LT(max_abs_diff(s.output, s.weights * s.v), 1e-5f);
     }
-  // Longer inputs keep no steps (the formula view shows at most kStepsMaxTokens tokens).
-  const AttentionTrace long_trace =
-      net.forward_ids(std::vector<int>(kStepsMaxTokens + 1, 11), *backend);
-  EXPECT_TRUE(long_trace.steps.empty());
+  // Longer inputs keep only q, k, v (no n x n step matrix): the formula view computes the
+  // selected query's row from them (core/trace/query_row.h).
+  const int n = kStepsMaxTokens + 1;
+  const AttentionTrace long_trace = net.forward_ids(std::vector<int>(n, 11), *backend);
+  ASSERT_EQ(long_trace.steps.size(), static_cast<size_t>(t.layers() * t.heads()));
+  for (const HeadSteps& s : long_trace.steps) {
+    EXPECT_EQ(s.q.rows(), n);
+    EXPECT_EQ(s.k.rows(), n);
+    EXPECT_EQ(s.v.rows(), n);
+    EXPECT_EQ(s.scores.size(), 0);
+    EXPECT_EQ(s.weights.size(), 0);
+  }
 }
 
 TEST(Gpt2NetworkTest, RejectsBadIds) {

@@ -142,9 +142,13 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
 
   const TransformerShape shape = shape_of(config_);
   TransformerWorkspace ws(backend, shape, n);
+  // Formula steps: all of them for short inputs, only q, k, v for longer ones (while they fit).
+  const bool full_steps = n <= kStepsMaxTokens;
+  const bool vector_steps =
+      keep_vector_steps(n, config_.layers, config_.heads, config_.d_model / config_.heads);
   for (int l = 0; l < config_.layers; ++l)
     transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l],
-                              n <= kStepsMaxTokens ? &trace.steps : nullptr);
+                              full_steps || vector_steps ? &trace.steps : nullptr, full_steps);
   if (outputs) outputs->last_hidden = backend.download(x);
 
   trace.compute_ms =

@@ -105,6 +105,9 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     }
     DecoderRequest request;
     request.keep_steps = static_cast<int>(tokens.size()) <= kStepsMaxTokens;
+    request.keep_vector_steps =
+        keep_vector_steps(static_cast<int>(tokens.size()), network_.spec().layers,
+                          network_.spec().heads, network_.spec().head_dim);
     DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
     trace.model = info();
     trace.backend = backend.name();
@@ -224,7 +227,8 @@ std::unique_ptr<Generator> DecoderModel::start_generation(const std::string& tex
 }  // namespace
 
 std::shared_ptr<const Model> load_decoder_model(const fs::path& folder, DecoderSpec spec,
-                                                const ProgressFn& progress) {
+                                                const ProgressFn& progress,
+                                                const std::string& name) {
   if (!has_tokenizer_files(folder))
     throw ModelError(folder.string() + ": no tokenizer found (a " + spec.kind +
                      " model needs tokenizer.json)");
@@ -234,8 +238,8 @@ std::shared_ptr<const Model> load_decoder_model(const fs::path& folder, DecoderS
     throw ModelError(folder.string() + ": the tokenizer has " +
                      std::to_string(tokenizer->vocab_size()) + " tokens but the model only " +
                      std::to_string(network.spec().vocab) + " (vocab_size in config.json)");
-  return std::make_shared<DecoderModel>(model_name_from_folder(folder), std::move(network),
-                                        std::move(tokenizer));
+  return std::make_shared<DecoderModel>(name.empty() ? model_name_from_folder(folder) : name,
+                                        std::move(network), std::move(tokenizer));
 }
 
 }  // namespace attnscope

@@ -1,6 +1,7 @@
 #pragma once
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/model.h"
@@ -9,8 +10,9 @@ namespace attnscope {
 
 // A decoder model from a Hugging Face folder (config.json mapped to `spec` by its family,
 // safetensors in one file or shards, tokenizer.json). Throws ModelError naming the file and
-// problem.
+// problem. `name` is the model's name in traces; empty: the folder's name.
 std::shared_ptr<const Model> load_decoder_model(const std::filesystem::path& folder,
-                                                DecoderSpec spec, const ProgressFn& progress);
+                                                DecoderSpec spec, const ProgressFn& progress,
+                                                const std::string& name = "");
 
 }  // namespace attnscope

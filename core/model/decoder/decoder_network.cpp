@@ -65,6 +65,24 @@ void append_steps(const DecoderSpec& s, const DecoderLayerSpec& layer, const Mat
   }
 }
 
+// Long inputs: only each head's q and its KV head's k and v, with the scale and softcap, so the
+// formula view can compute one query's row (no n x n matrix kept).
+void append_vector_steps(const DecoderSpec& s, const Matrix& q, const Matrix& k, const Matrix& v,
+                         std::vector<HeadSteps>& steps) {
+  const int dh = s.head_dim;
+  for (int h = 0; h < s.heads; ++h) {
+    const int g = h / s.group();
+    HeadSteps st;
+    st.q = q.middleCols(h * dh, dh);
+    st.k = k.middleCols(g * dh, dh);
+    st.v = v.middleCols(g * dh, dh);
+    st.kv_head = g;
+    st.scale = s.attention_scale;
+    st.softcap = s.attention_softcap;
+    steps.push_back(std::move(st));
+  }
+}
+
 }  // namespace
 
 DecoderNetwork DecoderNetwork::load(const fs::path& folder, DecoderSpec spec,
@@ -202,6 +220,9 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     if (request.keep_steps)
       append_steps(s, layer, backend.download(q), backend.download(keys), backend.download(values),
                    *weights, past, out.steps);
+    else if (request.keep_vector_steps)
+      append_vector_steps(s, backend.download(q), backend.download(keys), backend.download(values),
+                          out.steps);
     backend.linear(context, *L.o, L.o_bias, projected);  // [n x hidden]
     if (s.sandwich_norms)
       backend.rms_norm(projected, L.post_attention_norm, s.norm_eps, s.norm_offset, projected);

@@ -94,6 +94,7 @@ struct DecoderRequest {
   bool all_logits = false;  // logits of every new position (tests), not only the last
   bool keep_attention = true;
   bool keep_steps = false;
+  bool keep_vector_steps = false;  // only q, k, v of each head (long inputs; see trace.h)
 };
 
 class DecoderNetwork {

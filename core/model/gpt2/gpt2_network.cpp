@@ -107,9 +107,13 @@ AttentionTrace Gpt2Network::forward_ids(const std::vector<int>& ids, Backend& ba
 
   const TransformerShape shape = shape_of(config_);
   TransformerWorkspace ws(backend, shape, n);
+  // Formula steps: all of them for short inputs, only q, k, v for longer ones (while they fit).
+  const bool full_steps = n <= kStepsMaxTokens;
+  const bool vector_steps =
+      keep_vector_steps(n, config_.layers, config_.heads, config_.d_model / config_.heads);
   for (int l = 0; l < config_.layers; ++l)
     transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l],
-                              n <= kStepsMaxTokens ? &trace.steps : nullptr);
+                              full_steps || vector_steps ? &trace.steps : nullptr, full_steps);
 
   backend.layer_norm(x, w->ln_f.gamma, w->ln_f.beta, w->ln_f.eps, ws.normed);  // [n x d]
   // The LM head only for the last position: the app shows the next token, and the other n-1 rows

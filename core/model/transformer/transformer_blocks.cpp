@@ -61,16 +61,24 @@ TransformerWorkspace::TransformerWorkspace(Backend& backend, const TransformerSh
 void self_attention_forward(Backend& backend, const TransformerShape& shape,
                             const TransformerLayerWeights& w, const Tensor& x,
                             TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
-                            std::vector<HeadSteps>* head_steps) {
+                            std::vector<HeadSteps>* head_steps, bool full_steps) {
   const int d = shape.d_model;
   const int dh = shape.head_dim();
   linear_forward(backend, x, w.qkv, ws.qkv);  // [n x 3d]
   AttentionMask mask;
   mask.causal = shape.causal;
   const float score_factor = 1.0f / std::sqrt(static_cast<float>(dh));
-  if (!head_steps) {  // the usual case: every head at once, as the backend likes it
+  if (!head_steps || !full_steps) {  // the usual case: every head at once, as the backend likes it
     backend.self_attention_heads(ws.qkv, shape.heads, score_factor, mask, ws.context, head_weights);
     linear_forward(backend, ws.context, w.attention_out, ws.projected);  // [n x d]
+    // Long inputs: only each head's q, k, v (column slices of the fused projection), [n x dh].
+    for (int h = 0; head_steps && h < shape.heads; ++h) {
+      HeadSteps& steps = head_steps->emplace_back();
+      steps.q = backend.download(ws.qkv.cols_view(h * dh, dh));
+      steps.k = backend.download(ws.qkv.cols_view(d + h * dh, dh));
+      steps.v = backend.download(ws.qkv.cols_view(2 * d + h * dh, dh));
+      steps.scale = score_factor;
+    }
     return;
   }
   // The formula view's inputs (small n): head by head, each step kept.
@@ -104,11 +112,11 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
 void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
                                const TransformerLayerWeights& w, Tensor& x,
                                TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
-                               std::vector<HeadSteps>* head_steps) {
+                               std::vector<HeadSteps>* head_steps, bool full_steps) {
   if (shape.norm == NormPlacement::kPre) {
     // GPT-2: x = x + attn(LN1(x)); x = x + mlp(LN2(x))
     backend.layer_norm(x, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps, ws.normed);
-    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights, head_steps);
+    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights, head_steps, full_steps);
     backend.add(x, ws.projected);
     backend.layer_norm(x, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, ws.normed);
     linear_forward(backend, ws.normed, w.mlp_up, ws.hidden);
@@ -117,7 +125,7 @@ void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
     backend.add(x, ws.projected);
   } else {
     // BERT: x = LN1(x + attn(x)); x = LN2(x + mlp(x))
-    self_attention_forward(backend, shape, w, x, ws, head_weights, head_steps);
+    self_attention_forward(backend, shape, w, x, ws, head_weights, head_steps, full_steps);
     backend.add(ws.projected, x);
     backend.layer_norm(ws.projected, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps,
                        x);

@@ -85,11 +85,12 @@ struct TransformerWorkspace {
 // [n x d] (the output projection applied, bias included). Each head's [n x n] weights are
 // downloaded into `head_weights` (resized to `heads`) when it is not null, and every step of the
 // formula (Q, K, V, Q·Kᵀ, scaled and masked, weights, output) appended to `head_steps` when that
-// is not null (for the formula view; small inputs only).
+// is not null (for the formula view; small inputs only). With `full_steps` false only each head's
+// q, k and v are appended (long inputs: no n x n step matrix), and the heads run fused.
 void self_attention_forward(Backend& backend, const TransformerShape& shape,
                             const TransformerLayerWeights& w, const Tensor& x,
                             TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
-                            std::vector<HeadSteps>* head_steps = nullptr);
+                            std::vector<HeadSteps>* head_steps = nullptr, bool full_steps = true);
 
 // Throws UsageError unless 0 <= id < vocab for every id and ids.size() <= positions.
 void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
@@ -102,7 +103,8 @@ AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const
 void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
                                const TransformerLayerWeights& w, Tensor& x,
                                TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
-                               std::vector<HeadSteps>* head_steps = nullptr);
+                               std::vector<HeadSteps>* head_steps = nullptr,
+                               bool full_steps = true);
 
 // The weights of a model copied to a backend once and reused for every forward pass (uploading
 // GPT-2 small is 500 MB). Keyed by the backend's address: the app keeps one backend per kind alive
