@@ -3,7 +3,8 @@
 // Metaspace (each prepend scheme), Whitespace, WhitespaceSplit, Digits, Punctuation; added tokens
 // with lstrip, rstrip, single_word and normalized; post-processors BertProcessing,
 // RobertaProcessing, Sequence and TemplateProcessing with BOS and EOS; BertNormalizer's options.
-// Each variant is a tokenizer.json made from a real vocabulary (Mistral 7B's byte-fallback BPE,
+// GPT-2's and BERT's own tokenizer.json go through the same comparison. Each variant is a
+// tokenizer.json made from a real vocabulary (Mistral 7B's byte-fallback BPE,
 // GPT-2's byte-level BPE, BERT's WordPiece) with its pipeline changed; both libraries load the
 // same file and must agree on ids, pieces and byte offsets, without and with special tokens.
 #include <gtest/gtest.h>
@@ -204,6 +205,13 @@ std::vector<Variant> variants() {
   flags->tokenizer["post_processor"] = template_processing({{"<s>", 1}}, {{"</s>", 2}});
   flags->specials = {"<mask>", "hello", "Hello", "wörld", "WÖRLD", "[x]", "end ", "<s>", "</s>"};
 
+  // GPT-2's and bert-base-uncased's own tokenizer.json, as the hub has them.
+  all.push_back({"gpt2_tokenizer_json", gpt2_base(), {"<|endoftext|>"}});
+  {
+    json t = bert_base();
+    t["post_processor"] = template_processing({{"[CLS]", 101}}, {{"[SEP]", 102}});
+    all.push_back({"bert_base_uncased_tokenizer_json", t, {"[CLS]", "[SEP]", "[MASK]"}, true});
+  }
   {
     json t = gpt2_base();
     t["post_processor"] = {{"type", "RobertaProcessing"},
