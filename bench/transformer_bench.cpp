@@ -104,7 +104,12 @@ void run_forward(benchmark::State& state, const Gpt2Network& net, Backend* backe
 void BM_Gpt2SmallForward(benchmark::State& state) {
   run_forward(state, gpt2_small(), &cpu_backend());
 }
-BENCHMARK(BM_Gpt2SmallForward)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt2SmallForward)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // The same forward on the opengl backend (llvmpipe here: for information, beside the CPU).
 void BM_Gpt2SmallForwardOpenGl(benchmark::State& state) {
@@ -117,7 +122,12 @@ void BM_Gpt2SmallForwardOpenGl(benchmark::State& state) {
   gpt2_small().forward_ids({0}, *keep);  // the weights' upload (500 MB) is not timed
   run_forward(state, gpt2_small(), keep.get());
 }
-BENCHMARK(BM_Gpt2SmallForwardOpenGl)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt2SmallForwardOpenGl)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Gpt2SmallForwardFloatKernel(benchmark::State& state) {
   if (packed_gemm_isas().empty() || packed_gemm_isas().front() != GemmIsa::kAmxBf16x3) {
@@ -131,6 +141,7 @@ BENCHMARK(BM_Gpt2SmallForwardFloatKernel)
     ->Arg(16)
     ->Arg(64)
     ->Arg(256)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 // GPT-2 small on CUDA where a device exists (issue 14's goal: < 2 ms at 128 tokens), with its own

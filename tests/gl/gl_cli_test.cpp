@@ -67,13 +67,17 @@ double worst_attention_diff(const json& a, const json& b) {
   return worst;
 }
 
-// The whole trace on opengl against the CPU's, for the lesson model and the GPT-2 and BERT
-// fixtures.
+// The whole trace on opengl against the CPU's, for every kind of model: the two built-in ones,
+// the GPT-2 and BERT fixtures and every modern decoder family's.
 TEST_F(OpenGlCli, ExportOnOpenGlGivesTheCpusTrace) {
   const std::string fixtures = ATTNSCOPE_FIXTURES;
   const std::string text = "The bank of the river, said she, was 42 steps away.";
-  for (const std::string& model :
-       {std::string("lesson"), fixtures + "/gpt2-tiny-f32", fixtures + "/bert-tiny-uncased-f16"}) {
+  std::vector<std::string> models = {"lesson", "tiny", fixtures + "/gpt2-tiny-f32",
+                                     fixtures + "/bert-tiny-uncased-f16"};
+  for (const char* decoder : {"llama-tiny", "smollm-tiny", "mistral-tiny", "qwen2-tiny",
+                              "qwen3-tiny", "gemma2-tiny", "gemma3-tiny"})
+    models.push_back(fixtures + "/" + decoder);
+  for (const std::string& model : models) {
     SCOPED_TRACE(model);
     const std::string args = "export --model '" + model + "' --text '" + text + "' --backend ";
     // The CPU in float (no AMX bf16x3), the reference the harness uses.
@@ -147,6 +151,35 @@ TEST_F(OpenGlCli, MissingModuleIsARuntimeErrorNotACrash) {
   const CliRun b = run("ATTNSCOPE_GL_MODULE=/nonexistent/libattnscope_gl.so", "backends");
   EXPECT_EQ(b.exit_code, 0);
   EXPECT_NE(b.out.find("opengl unavailable"), std::string::npos) << b.out;
+}
+
+// Where libEGL is missing (here: an unloadable libEGL.so.1 found first through LD_LIBRARY_PATH),
+// the executable, which does not link it, starts; only the opengl module fails, and says why.
+TEST_F(OpenGlCli, WithoutLibEglTheExecutableStartsAndSaysWhy) {
+  std::string deps;
+  if (FILE* p = popen(("ldd '" + attnscope_exe().string() + "'").c_str(), "r")) {
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), p)) deps.append(buf.data(), n);
+    pclose(p);
+  }
+  EXPECT_NE(deps.find("libc.so"), std::string::npos) << deps;  // ldd did answer
+  EXPECT_EQ(deps.find("libEGL"), std::string::npos) << deps;
+  const fs::path dir = fs::temp_directory_path() / ("attnscope_no_egl_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "libEGL.so.1") << "";  // not a library
+  const std::string env = "LD_LIBRARY_PATH='" + dir.string() + "'";
+  const CliRun b = run(env, "backends");
+  const CliRun gl = run(env, "export --text 'the cat sat' --backend opengl");
+  const CliRun cpu = run(env, "export --text 'the cat sat' --backend auto");
+  fs::remove_all(dir);
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("opengl unavailable"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("libEGL.so.1"), std::string::npos) << b.out;
+  EXPECT_EQ(gl.exit_code, 1);
+  EXPECT_NE(gl.err.find("OpenGL is not available"), std::string::npos) << gl.err;
+  EXPECT_EQ(std::count(gl.err.begin(), gl.err.end(), '\n'), 1) << gl.err;
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  EXPECT_EQ(json::parse(cpu.out)["backend"], "cpu");
 }
 
 }  // namespace

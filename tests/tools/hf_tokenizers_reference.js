@@ -5,8 +5,8 @@
 // KIND: gpt2, bert, or gpt2-variant (GPT-2's files with add_prefix_space, trim_offsets and an
 // added "<mask>" token with lstrip, as RoBERTa-style tokenizer.json files have), or the path of a
 // tokenizer.json file, loaded as it is (llama3, qwen3, gemma3, mistral).
-// Input: an array of strings. Output: for each, {ids, tokens, offsets, ids_with_specials} with
-// offsets converted from the binding's code-point offsets to UTF-8 byte offsets.
+// Input: an array of strings. Output: for each, {ids, tokens, offsets} without special tokens and
+// {ids,tokens,offsets}_with_specials with them (the post-processor's), offsets converted from the binding's code-point offsets to UTF-8 byte offsets.
 const fs = require('fs');
 const path = require('path');
 
@@ -109,6 +109,8 @@ async function main() {
       tokens: plain.getTokens(),
       offsets: plain.getOffsets().map(([start, end]) => [bytes[start], bytes[end]]),
       ids_with_specials: wrapped.getIds(),
+      tokens_with_specials: wrapped.getTokens(),
+      offsets_with_specials: wrapped.getOffsets().map(([start, end]) => [bytes[start], bytes[end]]),
     });
   }
   fs.writeFileSync(outputPath, JSON.stringify(results));

@@ -50,10 +50,12 @@ struct HfEncoding {
   std::vector<int> ids;
   std::vector<std::string> tokens;
   std::vector<std::pair<int, int>> offsets;
-  std::vector<int> ids_with_specials;
+  std::vector<int> ids_with_specials;  // with the post-processor's special tokens ...
+  std::vector<std::string> tokens_with_specials;
+  std::vector<std::pair<int, int>> offsets_with_specials;  // ... which have (0, 0) here
 };
 
-// kind: "gpt2" or "bert".
+// kind: "gpt2", "bert", "gpt2-variant" or the path of a tokenizer.json file.
 inline std::vector<HfEncoding> hf_reference(const std::string& kind,
                                             const std::vector<std::string>& inputs) {
   const nlohmann::json json =
@@ -66,6 +68,9 @@ inline std::vector<HfEncoding> hf_reference(const std::string& kind,
     e.tokens = item.at("tokens").get<std::vector<std::string>>();
     for (const auto& pair : item.at("offsets")) e.offsets.emplace_back(pair[0], pair[1]);
     e.ids_with_specials = item.at("ids_with_specials").get<std::vector<int>>();
+    e.tokens_with_specials = item.at("tokens_with_specials").get<std::vector<std::string>>();
+    for (const auto& pair : item.at("offsets_with_specials"))
+      e.offsets_with_specials.emplace_back(pair[0], pair[1]);
     result.push_back(std::move(e));
   }
   return result;

@@ -18,6 +18,8 @@ namespace attnscope {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::alphabet_with;
+using testing::in_unicode8_blocks;
 using testing::kNpmData;
 
 // A folder holding GPT-2's or BERT's vocabulary under the names a model folder uses.
@@ -87,36 +89,6 @@ class Pipeline : public ::testing::TestWithParam<Case> {
   std::shared_ptr<const Tokenizer> tokenizer_;
 };
 
-std::vector<std::string> alphabet_with(const std::vector<std::string>& specials) {
-  std::vector<std::string> alphabet = {"a",      "b",      "e",       "s",
-                                       "t",      "Z",      "Q",       "0",
-                                       "7",      "123",    "2024",    " ",
-                                       " ",      " ",      "  ",      "    ",
-                                       "\n",     "\n\n",   "\t",      "\r\n",
-                                       "'",      "'s",     "'ll",     "'VE",
-                                       "'re",    ".",      ",",       "!",
-                                       "-",      "(",      "\"",      "_",
-                                       "<",      ">",      "|",       "[",
-                                       "]",      "é",      "ñ",       "中",
-                                       "文",     "한",     "ب",       "न",
-                                       "\u093e", "\u0301", "e\u0301", "Ω",
-                                       "🤗",   "👍",      "🏽",    "\u200d",
-                                       "€",      "½",      "²",       "Ⅻ",
-                                       "１",     "\u00a0", "\u3000",  "\u2028",
-                                       "\u0085", "\uFEFF", "ﬁ",       "Å",
-                                       "İ",      "ß",      "ǅ",       "\u1100\u1161",
-                                       "가",     "の",     "Привет",  "hello",
-                                       "world",  "The",    " the",    "def",
-                                       "()",     "{}",     "::",      "->",
-                                       "==",     "▁",      "<0x41>",  "##",
-                                       "�",      "\x7f",   "\x01"};
-  for (const std::string& s : specials) {
-    alphabet.push_back(s);
-    alphabet.push_back(" " + s + " ");
-  }
-  return alphabet;
-}
-
 TEST_P(Pipeline, MatchesHuggingFaceOnTrickyStrings) {
   std::vector<std::string> inputs = {
       "",
@@ -148,8 +120,6 @@ TEST_P(Pipeline, MatchesHuggingFaceOnTrickyStrings) {
   EXPECT_EQ(mismatches(inputs, 10), 0);
 }
 
-bool in_unicode8_blocks(char32_t cp);
-
 // ATTNSCOPE_TOKENIZER_STRESS=N (seed) runs 10x as many strings with another seed, for local runs.
 TEST_P(Pipeline, MatchesHuggingFaceOnRandomStrings) {
   const char* stress = std::getenv("ATTNSCOPE_TOKENIZER_STRESS");
@@ -173,20 +143,6 @@ TEST_P(Pipeline, MatchesHuggingFaceOnRandomStrings) {
     }
   }
   EXPECT_EQ(mismatches(inputs, 5), 0);
-}
-
-// BERT's normalizer and pre-tokenizer use Unicode categories, where Hugging Face's Rust crate
-// (unicode_categories) has Unicode 8-era tables and utf8proc Unicode 15: the BERT sweep keeps to
-// blocks complete by Unicode 8 (as wordpiece_tokenizer_test does; README, "Known differences").
-bool in_unicode8_blocks(char32_t cp) {
-  static const std::vector<std::pair<char32_t, char32_t>> blocks = {
-      {0x0020, 0x024F}, {0x0370, 0x03FF}, {0x0400, 0x04FF}, {0x0900, 0x097F},   {0x0E00, 0x0E7F},
-      {0x1E00, 0x1EFF}, {0x2000, 0x206F}, {0x2E00, 0x2E42}, {0x3000, 0x30FF},   {0x4E00, 0x9FD5},
-      {0xAC00, 0xD7A3}, {0xF900, 0xFAD9}, {0xFF00, 0xFFEF}, {0x1F300, 0x1F5FF}, {0x20000, 0x2A6D6}};
-  for (const auto& [first, last] : blocks) {
-    if (cp >= first && cp <= last) return true;
-  }
-  return false;
 }
 
 // Every 13th code point from U+0020 to U+2FFFF between two letters (and a sample above).

@@ -17,8 +17,17 @@ bool is_ascii(const std::string& s) {
                      [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-// Canonical ordering: each run of non-starters stably sorted by combining class.
-void reorder(std::vector<CharAlignment>& chars) {
+// A normalized character and how it changes the count of characters, as Hugging Face's
+// normalization iterators yield them: 0 replaces the next input character, +1 is inserted after
+// it (the rest of a decomposition), -n replaces the next one and removes n more (a composition).
+struct Changed {
+  char32_t c;
+  int change;
+};
+
+// Canonical ordering: each run of non-starters stably sorted by combining class (a character
+// keeps its change: alignments are then given by position, as Hugging Face gives them).
+void reorder(std::vector<Changed>& chars) {
   for (std::size_t i = 0; i < chars.size();) {
     if (unicode::combining_class(chars[i].c) == 0) {
       ++i;
@@ -28,41 +37,47 @@ void reorder(std::vector<CharAlignment>& chars) {
     while (end < chars.size() && unicode::combining_class(chars[end].c) != 0) ++end;
     std::stable_sort(chars.begin() + static_cast<std::ptrdiff_t>(i),
                      chars.begin() + static_cast<std::ptrdiff_t>(end),
-                     [](const CharAlignment& a, const CharAlignment& b) {
+                     [](const Changed& a, const Changed& b) {
                        return unicode::combining_class(a.c) < unicode::combining_class(b.c);
                      });
     i = end;
   }
 }
 
-std::vector<CharAlignment> decompose(const std::vector<CharAlignment>& chars, bool compatibility) {
-  std::vector<CharAlignment> out;
+std::vector<Changed> decompose(const std::vector<CharAlignment>& chars, bool compatibility) {
+  std::vector<Changed> out;
   out.reserve(chars.size() + 8);
   for (const CharAlignment& c : chars) {
     if (c.c < 0xA0) {
-      out.push_back(c);
+      out.push_back({c.c, 0});
       continue;
     }
-    for (char32_t d : unicode::decomposition(c.c, compatibility)) out.push_back({d, c.align});
+    int change = 0;
+    for (char32_t d : unicode::decomposition(c.c, compatibility)) {
+      out.push_back({d, change});
+      change = 1;
+    }
   }
   reorder(out);
   return out;
 }
 
-// Canonical composition (UAX #15 D117); a composite keeps its starter's alignment.
-void compose(std::vector<CharAlignment>& chars) {
+// Canonical composition (UAX #15 D117). A composite replaces its starter and removes the mark:
+// its change is the starter's + the mark's - 1.
+void compose(std::vector<Changed>& chars) {
   if (chars.empty()) return;
-  std::vector<CharAlignment> out;
+  std::vector<Changed> out;
   out.reserve(chars.size());
   int starter = -1;
   int last_class = 0;     // combining class of the last character kept after the starter
   bool adjacent = false;  // nothing kept since the starter
-  for (const CharAlignment& c : chars) {
+  for (const Changed& c : chars) {
     const int cc = unicode::combining_class(c.c);
     if (starter >= 0 && (adjacent || (last_class != 0 && last_class < cc))) {
       const auto at = static_cast<std::size_t>(starter);
       if (const char32_t composite = unicode::compose_pair(out[at].c, c.c); composite != 0) {
         out[at].c = composite;
+        out[at].change += c.change - 1;
         continue;
       }
     }
@@ -78,6 +93,29 @@ void compose(std::vector<CharAlignment>& chars) {
   chars = std::move(out);
 }
 
+// The alignments of `out`, made from `in` by the changes, as Hugging Face's
+// NormalizedString::transform gives them: a replacing character takes the alignment of the next
+// input character (and skips those it removes), an inserted one that of the input character
+// before it. So "e" + U+0301 composed maps to the "e", and in "Ⅻ" + U+0301 (NFKC "XIÍ") the
+// "Í" maps to the accent.
+std::vector<CharAlignment> aligned(const std::vector<CharAlignment>& in,
+                                   const std::vector<Changed>& out) {
+  std::vector<CharAlignment> result;
+  result.reserve(out.size());
+  std::size_t next = 0;  // the next input character to replace
+  const Alignment none{};
+  for (const Changed& c : out) {
+    if (c.change > 0) {
+      result.push_back({c.c, next == 0 ? (in.empty() ? none : in[0].align) : in[next - 1].align});
+      continue;
+    }
+    result.push_back(
+        {c.c, next < in.size() ? in[next].align : (in.empty() ? none : in.back().align)});
+    next += 1 + static_cast<std::size_t>(-c.change);
+  }
+  return result;
+}
+
 class UnicodeNormalizer final : public Normalizer {
  public:
   UnicodeNormalizer(bool compatibility, bool composed)
@@ -87,9 +125,10 @@ class UnicodeNormalizer final : public Normalizer {
     bool simple = true;
     for (char c : s.text()) simple = simple && static_cast<unsigned char>(c) < 0xC2;
     if (simple) return;
-    std::vector<CharAlignment> chars = decompose(s.chars(), compatibility_);
+    const std::vector<CharAlignment> in = s.chars();
+    std::vector<Changed> chars = decompose(in, compatibility_);
     if (composed_) compose(chars);
-    s.assign(chars);
+    s.assign(aligned(in, chars));
   }
 
  private:
@@ -205,7 +244,7 @@ class BertNormalizer final : public Normalizer {
       chars.push_back({value, c.align});
     }
     if (o_.strip_accents) {
-      chars = decompose(chars, false);
+      chars = aligned(chars, decompose(chars, false));
       std::erase_if(chars, [](const CharAlignment& c) { return unicode::is_nonspacing_mark(c.c); });
     }
     s.assign(chars);

@@ -8,9 +8,19 @@
 namespace attnscope::text {
 namespace {
 
+// The byte where the code point before byte `at` of `text` starts (an invalid byte counts alone).
+int previous_char(std::string_view text, int at) {
+  int p = at - 1;
+  while (p > 0 && at - p < 4 && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80) --p;
+  return unicode::decode_at(text, static_cast<std::size_t>(p)).length == at - p ? p : at - 1;
+}
+
 // Hugging Face's ByteLevel process_offsets: a token's offsets leave out the spaces at its ends
 // ("Ġ" or white space), except one leading space of the first token with add_prefix_space.
-void trim_offsets(Tokens& tokens, bool add_prefix_space) {
+// Hugging Face trims after converting offsets to characters (what its bindings and transformers
+// return), so a count of spaces moves an offset by that many characters of `text`, not bytes: a
+// prepended "Ġ" fused with the first byte of "İ" leaves (end, end), not the middle of "İ".
+void trim_offsets(std::string_view text, Tokens& tokens, bool add_prefix_space) {
   auto is_space = [](char32_t c) { return c == 0x120 || unicode::is_white_space(c); };
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     Token& token = tokens[i];
@@ -26,10 +36,15 @@ void trim_offsets(Tokens& tokens, bool add_prefix_space) {
     if (leading > 0) {
       const bool is_first = i == 0 || token.start == 0;
       if (is_first && add_prefix_space && leading == 1) leading = 0;
-      token.start = std::min(token.start + leading, token.end);
+      for (; leading > 0 && token.start < token.end; --leading)
+        token.start += unicode::decode_at(text, static_cast<std::size_t>(token.start)).length;
+      token.start = std::min(token.start, token.end);
     }
-    if (trailing > 0 && token.end >= trailing) {
-      token.end = std::max(token.end - trailing, token.start);
+    if (trailing > 0) {
+      // Only when `trailing` characters precede the end in the whole text (HF: end >= trailing).
+      int end = token.end, stepped = 0;
+      for (; stepped < trailing && end > 0; ++stepped) end = previous_char(text, end);
+      if (stepped == trailing) token.end = std::max(end, token.start);
     }
   }
 }
@@ -103,7 +118,7 @@ class PipelineTokenizer final : public Tokenizer {
         }
       }
     }
-    post_process(tokens, add_special_tokens);
+    post_process(text, tokens, add_special_tokens);
     return tokens;
   }
 
@@ -147,9 +162,9 @@ class PipelineTokenizer final : public Tokenizer {
     tokens.push_back(std::move(t));
   }
 
-  void post_process(Tokens& tokens, bool add_special_tokens) const {
+  void post_process(std::string_view text, Tokens& tokens, bool add_special_tokens) const {
     for (const PostStep& step : p_.post_processor) {
-      if (step.trim_offsets) trim_offsets(tokens, step.add_prefix_space);
+      if (step.trim_offsets) trim_offsets(text, tokens, step.add_prefix_space);
       if (!add_special_tokens || (step.prefix.empty() && step.suffix.empty())) continue;
       Tokens all;
       all.reserve(tokens.size() + step.prefix.size() + step.suffix.size());
