@@ -298,6 +298,40 @@ TEST_F(Figure, ExportFormatsFromTheCommandLine) {
   EXPECT_FALSE(fs::exists(dir + "/x.csv"));
 }
 
+// A stored trace (JSON or safetensors) draws every view, the aggregates and the sink options
+// exactly as the model's own forward pass does: the same SVG, byte for byte.
+TEST_F(Figure, StoredTracesDrawEveryViewAggregateAndSinkAsTheModelDoes) {
+  const std::string model = "--model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                            " --text " + shell_quote("The bank of the river flooded the town");
+  const std::string json = dir + "/t.json", st = dir + "/t.safetensors";
+  ASSERT_EQ(run_app("export " + model + " -o " + shell_quote(json)), 0);
+  ASSERT_EQ(run_app("export --format safetensors " + model + " -o " + shell_quote(st)), 0);
+  const char* requests[] = {
+      "--view grid",
+      "--view grid --hide-first --log-scale",
+      "--view heatmap --layer 1 --head 3 --hide-first",
+      "--view heatmap --layer 1 --aggregate rollout",
+      "--view heatmap --layer 1 --aggregate layers-mean --hide-special --log-scale",
+      "--view lines --layer 1 --aggregate max --focus 3",
+      "--view arcs --layer 0 --aggregate mean --hide-first",
+  };
+  int k = 0;
+  for (const char* request : requests) {
+    const std::string want = dir + "/model" + std::to_string(k) + ".svg";
+    ASSERT_EQ(render(std::string(request) + " " + model + " -o " + shell_quote(want)), 0)
+        << request << ": " << err();
+    for (const std::string& trace : {json, st}) {
+      const std::string got = dir + "/trace" + std::to_string(k) + ".svg";
+      ASSERT_EQ(render(std::string(request) + " --trace " + shell_quote(trace) + " -o " +
+                       shell_quote(got)),
+                0)
+          << request << " " << trace << ": " << err();
+      EXPECT_EQ(slurp(got), slurp(want)) << request << " from " << trace;
+    }
+    ++k;
+  }
+}
+
 TEST_F(Figure, StoredTracesRenderAndTheFormulaSaysWhatItNeeds) {
   const std::string trace = dir + "/t.safetensors";
   ASSERT_EQ(run_app("export --format safetensors --text " + shell_quote(kText) + " -o " +
