@@ -107,7 +107,13 @@ ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 siz
   // the UI's mono size that smaller font's own glyphs are sharper.
   ImFont* cell_font = nf;
   float number_size = sz(nf);
-  const std::string widest = number(std::fabs(vmin) > std::fabs(vmax) ? vmin : vmax, g.decimals);
+  // The widest number drawn ("-0.6" is wider than the largest value "5.0").
+  std::string widest = number(vmax, g.decimals);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (!is_masked(i, j) && std::isfinite(m(i, j)) &&
+          number(m(i, j), g.decimals).size() > widest.size())
+        widest = number(m(i, j), g.decimals);
   // Some space between neighbours, so that "13.8" "13.2" do not read as one number.
   const float room = cell_w - sz(nf) * 0.4f;
   if (text_w(nf, widest) > room) {
