@@ -37,8 +37,14 @@ void text(ImFont* font, ImVec2 at, ImU32 color, const std::string& s) {
 
 // Text centred in a box.
 void text_centered(ImFont* font, ImVec2 a, ImVec2 b, ImU32 color, const std::string& s) {
-  ImVec2 ts = font->CalcTextSizeA(sz(font), FLT_MAX, 0.0f, s.c_str());
-  text(font, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), color, s);
+  text_centered(font, sz(font), a, b, color, s);
+}
+
+void text_centered(ImFont* font, float size, ImVec2 a, ImVec2 b, ImU32 color,
+                   const std::string& s) {
+  ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.c_str());
+  ImGui::GetWindowDrawList()->AddText(
+      font, size, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), color, s.c_str());
 }
 
 std::string number(float v, int decimals) {
@@ -96,12 +102,31 @@ ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 siz
   if (vmin >= 0 && vmax <= 1.0001f) vmin = 0;  // weights: 0 is "no attention"
   if (vmax - vmin < 1e-6f) vmax = vmin + 1;
   const int cmap = ctx.app.state.colormap;
-  // Numbers fit when "0.00" is narrower than a cell.
+  // Numbers in the lesson's large mono font, shrunk just enough for the widest to fit its cell
+  // (scores such as "56.6" beside the bars of step 4), so the back row can still read them; below
+  // the UI's mono size that smaller font's own glyphs are sharper.
   ImFont* cell_font = nf;
-  std::string widest = number(std::fabs(vmin) > std::fabs(vmax) ? vmin : vmax, g.decimals);
-  if (text_w(cell_font, widest) > cell_w - 4) cell_font = ctx.fonts.mono;
+  float number_size = sz(nf);
+  // The widest number drawn ("-0.6" is wider than the largest value "5.0").
+  std::string widest = number(vmax, g.decimals);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (!is_masked(i, j) && std::isfinite(m(i, j)) &&
+          number(m(i, j), g.decimals).size() > widest.size())
+        widest = number(m(i, j), g.decimals);
+  // Some space between neighbours, so that "13.8" "13.2" do not read as one number.
+  const float room = cell_w - sz(nf) * 0.4f;
+  if (text_w(nf, widest) > room) {
+    number_size = sz(nf) * room / text_w(nf, widest);
+    if (number_size < sz(ctx.fonts.mono)) {
+      cell_font = ctx.fonts.mono;
+      number_size = sz(cell_font);
+    }
+  }
   const bool numbers =
-      g.numbers && text_w(cell_font, widest) <= cell_w - 2 && sz(cell_font) <= cell_h;
+      g.numbers &&
+      cell_font->CalcTextSizeA(number_size, FLT_MAX, 0.0f, widest.c_str()).x <= cell_w - 2 &&
+      number_size <= cell_h;
   // Row labels in the largest font whose lines do not overlap.
   ImFont* row_font = cell_h >= sz(lf) * 0.95f             ? lf
                      : cell_h >= sz(ctx.fonts.big) * 0.9f ? ctx.fonts.big
@@ -115,13 +140,14 @@ ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 siz
       ImVec2 a(origin.x + j * cell_w, y), b(a.x + cell_w, y + cell_h);
       if (is_masked(i, j)) {
         dl->AddRectFilled(a, b, with_alpha(colors.text_dim, 50));
-        if (numbers) text_centered(cell_font, a, b, colors.text_dim, g.masked_text);
+        if (numbers) text_centered(cell_font, number_size, a, b, colors.text_dim, g.masked_text);
         continue;
       }
       const float v = m(i, j);
       dl->AddRectFilled(a, b, colormap_color(cmap, v, vmin, vmax));
       if (numbers)
-        text_centered(cell_font, a, b, text_color_on(cmap, v, vmin, vmax), number(v, g.decimals));
+        text_centered(cell_font, number_size, a, b, text_color_on(cmap, v, vmin, vmax),
+                      number(v, g.decimals));
     }
     if (g.row_sums) {
       float sum = 0;
@@ -157,7 +183,7 @@ ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 siz
     b["vmin"] = vmin;
     b["vmax"] = vmax;
     b["numbers"] = numbers;
-    b["number_px"] = numbers ? sz(cell_font) * ctx.pixel_scale : 0.0f;
+    b["number_px"] = numbers ? number_size * ctx.pixel_scale : 0.0f;
     nlohmann::json rows = nlohmann::json::array();
     for (int i = 0; i < n; ++i) {
       nlohmann::json r = nlohmann::json::array();

@@ -17,6 +17,8 @@ float sz(const ImFont* font);
 float text_w(ImFont* font, const std::string& s);
 void text(ImFont* font, ImVec2 at, ImU32 color, const std::string& s);
 void text_centered(ImFont* font, ImVec2 a, ImVec2 b, ImU32 color, const std::string& s);
+void text_centered(ImFont* font, float size, ImVec2 a, ImVec2 b, ImU32 color,
+                   const std::string& s);       // at `size` px
 std::string number(float v, int decimals = 2);  // "0.41", "−∞"
 std::string label(const AttentionTrace& t, int i, int max_chars = 10);
 nlohmann::json box(const LessonPictureContext& ctx, const char* name, ImVec2 a, ImVec2 size);

@@ -213,6 +213,39 @@ TEST_F(Figure, EveryViewRendersInEveryFormat) {
       << err();
 }
 
+// --width sets every view's width: the SVG's width and viewBox, the PDF page (points) and the PNG
+// (pixels at --scale); the heatmap's cells shrink to fit and stay the colormap's colours; a width
+// that leaves no room for the cells is a usage error, not an empty figure.
+TEST_F(Figure, WidthSetsTheFigureWidthInEveryFormat) {
+  const std::string text = "--text " + shell_quote(kText);
+  for (const char* view : {"heatmap", "lines", "arcs", "grid", "formula"}) {
+    const std::string svg = dir + "/" + view + ".svg", layout = dir + "/" + view + ".json";
+    ASSERT_EQ(render(std::string("--view ") + view + " --width 700 " + text + " -o " +
+                     shell_quote(svg) + " --layout " + shell_quote(layout)),
+              0)
+        << view << ": " << err();
+    EXPECT_DOUBLE_EQ(read_json(layout)["width"].get<double>(), 700.0) << view;
+    EXPECT_NE(slurp(svg).find("width=\"700\""), std::string::npos) << view;
+    ASSERT_EQ(sh("rsvg-convert " + shell_quote(svg) + " -o " + shell_quote(dir + "/r.png")), 0);
+    EXPECT_EQ(test::read_png(dir + "/r.png").width, 700) << view;
+  }
+  const std::string png = dir + "/w.png", pdf = dir + "/w.pdf", layout = dir + "/w.json";
+  ASSERT_EQ(render("--view heatmap --width 420 --scale 1 " + text + " -o " + shell_quote(png) +
+                   " --layout " + shell_quote(layout)),
+            0)
+      << err();
+  const test::Image img = test::read_png(png);
+  EXPECT_EQ(img.width, 420);
+  expect_cells_match(img, read_json(layout)["heatmap"], weights_of(dir, text, 0, 0), 1.0,
+                     "--width 420");
+  ASSERT_EQ(render("--view heatmap --width 420 " + text + " -o " + shell_quote(pdf)), 0) << err();
+  ASSERT_EQ(sh("pdfinfo " + shell_quote(pdf) + " > " + shell_quote(dir + "/info.txt")), 0);
+  EXPECT_NE(slurp(dir + "/info.txt").find("420 x "), std::string::npos) << slurp(dir + "/info.txt");
+  EXPECT_EQ(render("--view heatmap --width 100 " + text + " -o " + shell_quote(dir + "/n.svg")), 2);
+  EXPECT_NE(err().find("--width 100 leaves no room"), std::string::npos) << err();
+  EXPECT_FALSE(fs::exists(dir + "/n.svg"));
+}
+
 TEST_F(Figure, LongTextsEmbedARasterAndStayReadable) {
   std::string text;
   for (int i = 0; i < 60; ++i) text += "the river bank and the money bank are not the same ";
@@ -263,6 +296,40 @@ TEST_F(Figure, ExportFormatsFromTheCommandLine) {
       2);
   EXPECT_NE(slurp(dir + "/e3").find("one layer and one head"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir + "/x.csv"));
+}
+
+// A stored trace (JSON or safetensors) draws every view, the aggregates and the sink options
+// exactly as the model's own forward pass does: the same SVG, byte for byte.
+TEST_F(Figure, StoredTracesDrawEveryViewAggregateAndSinkAsTheModelDoes) {
+  const std::string model = "--model " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32") +
+                            " --text " + shell_quote("The bank of the river flooded the town");
+  const std::string json = dir + "/t.json", st = dir + "/t.safetensors";
+  ASSERT_EQ(run_app("export " + model + " -o " + shell_quote(json)), 0);
+  ASSERT_EQ(run_app("export --format safetensors " + model + " -o " + shell_quote(st)), 0);
+  const char* requests[] = {
+      "--view grid",
+      "--view grid --hide-first --log-scale",
+      "--view heatmap --layer 1 --head 3 --hide-first",
+      "--view heatmap --layer 1 --aggregate rollout",
+      "--view heatmap --layer 1 --aggregate layers-mean --hide-special --log-scale",
+      "--view lines --layer 1 --aggregate max --focus 3",
+      "--view arcs --layer 0 --aggregate mean --hide-first",
+  };
+  int k = 0;
+  for (const char* request : requests) {
+    const std::string want = dir + "/model" + std::to_string(k) + ".svg";
+    ASSERT_EQ(render(std::string(request) + " " + model + " -o " + shell_quote(want)), 0)
+        << request << ": " << err();
+    for (const std::string& trace : {json, st}) {
+      const std::string got = dir + "/trace" + std::to_string(k) + ".svg";
+      ASSERT_EQ(render(std::string(request) + " --trace " + shell_quote(trace) + " -o " +
+                       shell_quote(got)),
+                0)
+          << request << " " << trace << ": " << err();
+      EXPECT_EQ(slurp(got), slurp(want)) << request << " from " << trace;
+    }
+    ++k;
+  }
 }
 
 TEST_F(Figure, StoredTracesRenderAndTheFormulaSaysWhatItNeeds) {

@@ -148,6 +148,12 @@ TEST(Lesson, Step4WithoutTheScalingSoftmaxSaturates) {
   check_lesson_frame(unscaled, 4);
   const nlohmann::json* bars = find_view(unscaled.layout, "lesson_picture", "softmax_unscaled");
   ASSERT_NE(bars, nullptr);
+  // The unscaled scores ("56.6") are wider than the scaled ones and still readable from the back.
+  const nlohmann::json* raw = find_view(unscaled.layout, "lesson_picture", "logits_unscaled");
+  ASSERT_NE(raw, nullptr);
+  EXPECT_TRUE((*raw)["numbers"]);
+  EXPECT_GE((*raw)["number_px"].get<double>(), 17.0);
+  check_grid(*raw, t.steps[0].scores, &t.steps[0].scaled, unscaled.image);
   // Without ÷√d_k the model's own logits are √128 times larger: the core without scaling.
   LessonOptions off;
   off.scale = false;
@@ -200,6 +206,14 @@ TEST(Lesson, Step7TwoHeadsDoDifferentThings) {
   EXPECT_EQ((*meaning)["role"], "meaning");
   EXPECT_EQ((*position)["role"], "position");
   EXPECT_EQ((*meaning)["looks_at"], "bank \xE2\x86\x92 river");
+  // Each head says on screen what it is made of.
+  const std::string made_of_meaning = (*meaning)["recipe"],
+                    made_of_position = (*position)["recipe"];
+  EXPECT_NE(made_of_meaning.find("the word vectors"), std::string::npos) << made_of_meaning;
+  EXPECT_EQ(made_of_meaning.find("positional"), std::string::npos) << made_of_meaning;
+  EXPECT_NE(made_of_position.find("q = k = the positional encodings"), std::string::npos)
+      << made_of_position;
+  EXPECT_NE(made_of_position.find("v = the word vectors"), std::string::npos) << made_of_position;
   LessonOptions two;
   two.heads = 2;
   AttentionTrace t = core_trace(kSentence, two);

@@ -152,6 +152,13 @@ TEST(Session, DroppedFilesAndFolders) {
   EXPECT_NE(model.layout["model_error"].get<std::string>().find(folder), std::string::npos)
       << model.layout["model_error"];
   EXPECT_EQ(model.layout["model"], "lesson");
+  // A real model folder opens: its name and its tokens are shown.
+  AppRun gpt2 = run("--drop " + shell_quote(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32"));
+  ASSERT_EQ(gpt2.rc, 0) << gpt2.stderr_text;
+  EXPECT_EQ(gpt2.layout["model"], "gpt2-tiny-f32");
+  EXPECT_EQ(gpt2.layout["model_error"], "");
+  EXPECT_EQ(gpt2.layout["state"]["model"], ATTNSCOPE_FIXTURES "/gpt2-tiny-f32");
+  EXPECT_FALSE(gpt2.layout["traces"][0]["tokens"].empty());
   // A stored trace opens as `attnscope view FILE` would; a session saved then names its file.
   const std::string trace = test::temp_dir() + "/stored.json";
   ASSERT_EQ(run_app("export --text " + shell_quote("the cat sat on the mat") + " -o " +

@@ -68,5 +68,24 @@ TEST(PythonTrace, TheScriptWritesTheSameFile) {
   fs::remove(out);
 }
 
+// The README's snippet itself, run as written (tools/reference/run_readme_snippet.py stands in for
+// transformers with the same reference model): the file it writes opens and holds our numbers.
+TEST(PythonTrace, TheReadmeSnippetRunsAsWritten) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3-torch is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("readme_snippet_" + std::to_string(getpid()));
+  const std::string cmd = "/usr/bin/python3 '" ATTNSCOPE_SOURCE_DIR
+                          "/tools/reference/run_readme_snippet.py' '" ATTNSCOPE_SOURCE_DIR
+                          "/README.md' '" ATTNSCOPE_FIXTURES "/gpt2-tiny-f32' '" +
+                          dir.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const AttentionTrace t = read_trace_file(dir / "trace.json");
+  EXPECT_EQ(t.text, "The cat sat on the mat.");
+  EXPECT_EQ(t.model.name, "gpt2");
+  EXPECT_EQ(t.model.kind, "gpt2");
+  expect_matches_our_forward(t);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace attnscope

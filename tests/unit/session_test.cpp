@@ -4,9 +4,12 @@
 #include "core/session/session.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -331,6 +334,35 @@ TEST(AtomicFile, AFailedWriteKeepsTheOldFile) {
   }
   fs::permissions(dir, fs::perms::owner_all);
   EXPECT_EQ(slurp(file), "old");
+  fs::remove_all(dir);
+}
+
+// The same as root, who ignores folder permissions: a file size limit makes the write itself fail
+// half way (EFBIG), in a child process so the limit stays there.
+TEST(AtomicFile, AWriteThatFailsHalfWayKeepsTheOldFileAndLeavesNoTemporary) {
+  const fs::path dir = temp_dir(), file = dir / "settings.json";
+  write_file_atomically(file, "old");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // a failed write, not a killed process
+    const rlimit limit{8, 8};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(3);
+    try {
+      write_file_atomically(file, std::string(4096, 'n'));
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find(file.string()) != std::string::npos ? 0 : 4);
+    }
+    _exit(5);  // the write succeeded past the limit
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: no limit, 4: message without the file, 5: no error";
+  EXPECT_EQ(slurp(file), "old");
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) ++entries, (void)e;
+  EXPECT_EQ(entries, 1) << "the temporary file was left behind";
   fs::remove_all(dir);
 }
 

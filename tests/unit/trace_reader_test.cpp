@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -214,6 +215,29 @@ TEST(HostileTrace, SafetensorsWithWrongRankOrMetadata) {
   const size_t fmt = meta.find("attnscope-trace/1");
   meta.replace(fmt, 17, "attnscope-trace/X");
   expect_error(meta, {"'format'", "attnscope-trace/X"}, "meta.safetensors");
+}
+
+// JSON cannot hold a NaN, but a safetensors file can: raw float bytes, checked like JSON numbers.
+TEST(HostileTrace, SafetensorsWithNaNOrUnnormalisedRows) {
+  const AttentionTrace t = test::sample_trace(1, 2, 3);
+  const std::string st = to_safetensors(whole_trace(t));
+  std::uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(st[i]);
+  // The float at attention[0][h][i][j] (row-major [layers, heads, n, n]).
+  auto with_value = [&](int h, int i, int j, float v) {
+    std::string bytes = st;
+    std::memcpy(&bytes[8 + header + ((h * 3 + i) * 3 + j) * sizeof(float)], &v, sizeof v);
+    return bytes;
+  };
+  expect_error(with_value(1, 2, 0, std::nanf("")), {"'attention[0][1][2][0]'", "found NaN"},
+               "nan.safetensors");
+  expect_error(with_value(0, 1, 1, INFINITY), {"'attention[0][0][1][1]'", "found infinity"},
+               "inf.safetensors");
+  expect_error(with_value(0, 0, 0, -0.25f), {"'attention[0][0][0][0]'", "[0, 1]"},
+               "negative.safetensors");
+  const float first = t.attention[0][1](1, 0);
+  expect_error(with_value(1, 1, 0, first > 0.5f ? first - 0.3f : first + 0.3f),
+               {"'attention[0][1][1]'", "sums to 1"}, "sum.safetensors");
 }
 
 TEST(HostileTrace, FoldersAndMissingFiles) {
