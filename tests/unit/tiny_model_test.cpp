@@ -253,7 +253,7 @@ TEST(TinyModel, HeadsShowSinkPreviousTokenAndInduction) {
   EXPECT_NEAR(untrained.induction_summary, untrained.induction.value, 1e-4);
   // NOT asserted: an induction head. The committed model has none — its best head scores 0.018 on
   // the repeated random block, below the random fixture's 0.06 — so a threshold here could only be
-  // made to pass by lying. Four attempts to train one are recorded in assets/tiny_model.md.
+  // made to pass by lying. The attempts to train one are recorded in assets/tiny_model.md.
 }
 
 }  // namespace
