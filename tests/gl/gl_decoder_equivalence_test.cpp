@@ -16,6 +16,7 @@
 #include "core/model/decoder/decoder_network.h"
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/hf/hub_cache.h"
+#include "tests/common/decoder_fixture.h"
 
 namespace attnscope {
 namespace {
@@ -29,17 +30,7 @@ fs::path fixture_folder(const std::string& name) {
 }
 
 DecoderNetwork load_decoder(const std::string& name) {
-  const fs::path folder = fixture_folder(name);
-  const nlohmann::json config = read_model_config(folder);
-  const std::string type = config["model_type"].get<std::string>();
-  const fs::path where = folder / "config.json";
-  DecoderSpec spec = type == "llama"     ? llama_spec(config, where)
-                     : type == "mistral" ? mistral_spec(config, where)
-                     : type == "qwen2"   ? qwen2_spec(config, where)
-                     : type == "qwen3"   ? qwen3_spec(config, where)
-                     : type == "gemma2"  ? gemma2_spec(config, where)
-                                         : gemma3_spec(config, where);
-  return DecoderNetwork::load(folder, std::move(spec));
+  return test::load_decoder_folder(fixture_folder(name));
 }
 
 float max_abs_diff(const Matrix& a, const Matrix& b) {

@@ -14,6 +14,7 @@
 #include "core/model/decoder/decoder_network.h"
 #include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
+#include "tests/common/decoder_fixture.h"
 
 namespace attnscope {
 namespace {
@@ -21,17 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 DecoderNetwork load_fixture(const std::string& name) {
-  const fs::path folder = fs::path(ATTNSCOPE_FIXTURES) / name;
-  const nlohmann::json config = read_model_config(folder);
-  const std::string type = config["model_type"].get<std::string>();
-  const fs::path where = folder / "config.json";
-  DecoderSpec spec = type == "llama"     ? llama_spec(config, where)
-                     : type == "mistral" ? mistral_spec(config, where)
-                     : type == "qwen2"   ? qwen2_spec(config, where)
-                     : type == "qwen3"   ? qwen3_spec(config, where)
-                     : type == "gemma2"  ? gemma2_spec(config, where)
-                                         : gemma3_spec(config, where);
-  return DecoderNetwork::load(folder, std::move(spec));
+  return test::load_decoder_folder(fs::path(ATTNSCOPE_FIXTURES) / name);
 }
 
 float max_abs_diff(const Matrix& a, const Matrix& b) {

@@ -14,6 +14,7 @@
 #include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
+#include "tests/common/decoder_fixture.h"
 #include "tests/common/golden.h"
 
 namespace attnscope {
@@ -30,15 +31,7 @@ const std::vector<std::string> kFixtures = {"llama-tiny", "smollm-tiny", "mistra
                                             "gemma3-tiny"};
 
 DecoderSpec spec_of(const fs::path& folder) {
-  const nlohmann::json config = read_model_config(folder);
-  const std::string type = config["model_type"].get<std::string>();
-  const fs::path where = folder / "config.json";
-  if (type == "llama") return llama_spec(config, where);
-  if (type == "mistral") return mistral_spec(config, where);
-  if (type == "qwen2") return qwen2_spec(config, where);
-  if (type == "qwen3") return qwen3_spec(config, where);
-  if (type == "gemma2") return gemma2_spec(config, where);
-  return gemma3_spec(config, where);
+  return test::decoder_spec_of_folder(folder);
 }
 
 DecoderNetwork load_network(const std::string& name) {
@@ -214,6 +207,24 @@ TEST(DecoderNetworkTest, IdOutsideVocabularyIsAUsageError) {
   KvCache cache;
   EXPECT_THROW(net.forward({1, 128256}, cache, *backend), UsageError);
   EXPECT_EQ(cache.length(), 0);
+}
+
+// The decoder families come from one registry: a model_type outside it is named in the error.
+TEST(DecoderSpecOf, FindsTheFamilyByModelTypeAndNamesAnUnknownOne) {
+  const fs::path llama = fs::path(ATTNSCOPE_FIXTURES) / "llama-tiny";
+  const DecoderSpec spec = decoder_spec_of(read_model_config(llama), llama / "config.json");
+  EXPECT_EQ(spec.layers, read_model_config(llama)["num_hidden_layers"].get<int>());
+  for (const char* type : {"gpt2", "bert", "mamba"}) {
+    try {
+      decoder_spec_of({{"model_type", type}}, "m/config.json");
+      ADD_FAILURE() << type << " accepted as a decoder family";
+    } catch (const ModelError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("m/config.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string("\"") + type + "\""), std::string::npos) << what;
+      EXPECT_NE(what.find("qwen3"), std::string::npos) << what;
+    }
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "core/model/bert/bert_model.h"
 #include "core/model/decoder/decoder_model.h"
 #include "core/model/gpt2/gpt2_model.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 namespace {
@@ -28,12 +29,12 @@ const std::vector<HfFamily>& hf_families() {
   static const std::vector<HfFamily> families = {
       {"gpt2", "GPT2", gpt2},
       {"bert", "Bert", bert},
-      {"llama", "Llama", decoder<llama_spec>},
-      {"mistral", "Mistral", decoder<mistral_spec>},
-      {"qwen2", "Qwen2", decoder<qwen2_spec>},
-      {"qwen3", "Qwen3", decoder<qwen3_spec>},
-      {"gemma2", "Gemma2", decoder<gemma2_spec>},
-      {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>},
+      {"llama", "Llama", decoder<llama_spec>, llama_spec},
+      {"mistral", "Mistral", decoder<mistral_spec>, mistral_spec},
+      {"qwen2", "Qwen2", decoder<qwen2_spec>, qwen2_spec},
+      {"qwen3", "Qwen3", decoder<qwen3_spec>, qwen3_spec},
+      {"gemma2", "Gemma2", decoder<gemma2_spec>, gemma2_spec},
+      {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec},
   };
   return families;
 }
@@ -55,6 +56,19 @@ const HfFamily* find_hf_family(const nlohmann::json& config) {
     }
   }
   return nullptr;
+}
+
+DecoderSpec decoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where) {
+  const HfFamily* family = find_hf_family(config);
+  if (!family || !family->decoder_spec) {
+    std::string known;
+    for (const HfFamily& f : hf_families())
+      if (f.decoder_spec) known += (known.empty() ? "" : ", ") + f.model_type;
+    const auto type = config.find("model_type");
+    throw ModelError(where.string() + ": expected a decoder model_type (" + known + "), found " +
+                     (type == config.end() ? std::string("none") : type->dump()));
+  }
+  return family->decoder_spec(config, where);
 }
 
 }  // namespace attnscope
