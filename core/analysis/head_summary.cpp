@@ -87,14 +87,15 @@ HeadSummary summarize_head(const Matrix& w, int first_query_position,
 
 std::vector<std::vector<HeadSummary>> summarize_trace(const AttentionTrace& trace) {
   std::vector<int> ids = token_ids(trace.tokens);
-  const size_t keys = trace.attention.empty() || trace.attention[0].empty()
-                          ? 0
-                          : static_cast<size_t>(trace.attention[0][0].cols());
-  if (ids.size() != keys) ids.clear();  // a trace without its tokens: no induction score
+  if (ids.size() != static_cast<size_t>(trace.keys()))
+    ids.clear();  // a trace without its tokens: no induction score
   const auto targets = induction_targets(ids);
-  std::vector<std::vector<HeadSummary>> all(trace.attention.size());
-  for (size_t l = 0; l < trace.attention.size(); ++l)
-    for (const Matrix& head : trace.attention[l]) all[l].push_back(summarize(head, -1, targets));
+  // Head by head: a long trace's heads may be recomputed on demand, never all held at once.
+  std::vector<std::vector<HeadSummary>> all(static_cast<size_t>(trace.layers()));
+  for (int l = 0; l < trace.layers(); ++l)
+    for (int h = 0; h < trace.heads(); ++h)
+      all[static_cast<size_t>(l)].push_back(
+          summarize(*trace.head_weights(l, h, /*cache=*/false), -1, targets));
   return all;
 }
 
