@@ -88,6 +88,10 @@ struct AppState {
   int model_view_slot = 0;  // whose sentence the model view shows
   bool overlay = false;     // the lines view overlays several heads of the layer
   std::vector<int> overlay_heads;  // which heads (sorted), toggled by their swatches
+  // The model view's sort and filter, as head summary keys (core/analysis/head_summary.h; "":
+  // the model's head order / every head) so a saved session names them.
+  std::string model_sort, model_filter;
+  float model_filter_min = 0.5f;
 
   LessonMode lesson_mode;
   std::string session_path;  // the session file last opened or saved (empty: none)

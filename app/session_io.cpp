@@ -28,6 +28,11 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
     s.texts[i].label = st.slots[i].label;
     s.texts[i].selected_token = st.slots[i].locked_token;
     s.texts[i].selected_queries = st.slots[i].selected_queries;
+    const GenerationOptions& g = st.slots[i].generation;
+    s.texts[i].generate_tokens = g.max_new_tokens;
+    s.texts[i].temperature = g.temperature;
+    s.texts[i].top_k = g.top_k;
+    s.texts[i].seed = static_cast<std::int64_t>(g.seed);
   }
   s.show_second = st.show_second;
   if (lesson.active) {
@@ -56,6 +61,9 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.log_floor = st.shown.log_floor;
   s.overlay = st.overlay;
   s.overlay_heads = st.overlay_heads;
+  s.model_sort = st.model_sort;
+  s.model_filter = st.model_filter;
+  s.model_filter_min = st.model_filter_min;
   return s;
 }
 
@@ -85,6 +93,10 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
     slot.locked_token = s.texts[i].selected_token;  // kept in range when the trace arrives
     slot.selected_queries = s.texts[i].selected_queries;
     slot.preferred_word.clear();
+    slot.generation.max_new_tokens = s.texts[i].generate_tokens;
+    slot.generation.temperature = s.texts[i].temperature;
+    slot.generation.top_k = s.texts[i].top_k;
+    slot.generation.seed = static_cast<std::uint64_t>(s.texts[i].seed);
   }
   st.layer = s.layer;  // clamped to the model once it is open
   st.head = s.head;
@@ -100,6 +112,9 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   st.overlay = s.overlay;
   st.overlay_heads = s.overlay_heads;
   std::sort(st.overlay_heads.begin(), st.overlay_heads.end());
+  st.model_sort = s.model_sort;
+  st.model_filter = s.model_filter;
+  st.model_filter_min = s.model_filter_min;
   st.lesson = s.lesson;
   st.lesson_mode.unscaled = s.lesson_unscaled;
   st.lesson_mode.predict = s.lesson_predict;

@@ -35,8 +35,15 @@ HeadSummaryTable summarize_heads(const std::shared_ptr<const AttentionTrace>& tr
 void ModelView::DrawToolbar(ViewContext& ctx) {
   const float font = ImGui::GetFontSize();
   const int keys = static_cast<int>(summaries.names.size());
-  sort_key = std::clamp(sort_key, -1, keys - 1);
-  filter_key = std::clamp(filter_key, -1, keys - 1);
+  // The choice lives in AppState by key name (a session saves it); -1 when none or unknown.
+  const auto key_index = [&](const std::string& name) {
+    const auto it = std::find(summaries.names.begin(), summaries.names.end(), name);
+    return it == summaries.names.end() ? -1 : static_cast<int>(it - summaries.names.begin());
+  };
+  AppState& st = ctx.app;
+  sort_key = key_index(st.model_sort);
+  filter_key = key_index(st.model_filter);
+  filter_min = st.model_filter_min;
   ImGui::SetNextItemWidth(font * 9);
   if (ImGui::BeginCombo("sort##model",
                         sort_key < 0 ? "model order" : summaries.names[sort_key].c_str())) {
@@ -69,11 +76,14 @@ void ModelView::DrawToolbar(ViewContext& ctx) {
     ImGui::SetNextItemWidth(font * 5);
     ImGui::DragFloat("##filter_min", &filter_min, 0.01f, 0.0f, 0.0f, "%.2f");
   }
-  if (ctx.app.show_second) {
+  st.model_sort = sort_key < 0 ? std::string() : summaries.names[sort_key];
+  st.model_filter = filter_key < 0 ? std::string() : summaries.names[filter_key];
+  st.model_filter_min = filter_min;
+  if (st.show_second) {
     ImGui::SameLine();
-    ImGui::RadioButton("sentence 1##model", &ctx.app.model_view_slot, 0);
+    ImGui::RadioButton("sentence 1##model", &st.model_view_slot, 0);
     ImGui::SameLine();
-    ImGui::RadioButton("sentence 2##model", &ctx.app.model_view_slot, 1);
+    ImGui::RadioButton("sentence 2##model", &st.model_view_slot, 1);
   }
 }
 
@@ -310,6 +320,8 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                            {"sort_key", sort_key},
                            {"filter_key", filter_key},
                            {"filter_min", filter_min},
+                           {"sort", st.model_sort},
+                           {"filter", st.model_filter},
                            {"focus_layer", st.layer},
                            {"focus_head", st.head},
                            {"hovered", hovered_json},

@@ -38,6 +38,7 @@ struct ModelView {
   BackgroundTask<HeadSummaryTable> summarizing;  // summaries of a new trace, off the UI thread
   std::shared_ptr<const AttentionTrace> summarizing_trace;
   std::string summary_error;
+  // This frame's sort and filter, read from AppState's model_sort / model_filter (key names).
   int sort_key = -1;    // -1: the model's head order; else heads of a layer sorted by this key
   int filter_key = -1;  // -1: every head; else only heads with value >= filter_min are bright
   float filter_min = 0.5f;

@@ -7,11 +7,11 @@
 
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
+#include "core/session/session.h"
 
 namespace attnscope {
 
 namespace {
-constexpr int kMaxNewTokens = 512;
 
 // What the generation is doing, in a few words.
 std::string status_line(const GenerationState& g, bool generating) {
@@ -73,20 +73,26 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(font * 2.6f);
   if (ImGui::InputInt("new tokens", &o.max_new_tokens, 0, 0))
-    o.max_new_tokens = std::clamp(o.max_new_tokens, 1, kMaxNewTokens);
+    o.max_new_tokens = std::clamp(o.max_new_tokens, 1, kSessionMaxGenerateTokens);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("how many new tokens at most (1-%d)", kMaxNewTokens);
+    ImGui::SetTooltip("how many new tokens at most (1-%d)", kSessionMaxGenerateTokens);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(font * 3.0f);
-  if (ImGui::DragFloat("temperature", &o.temperature, 0.02f, 0.0f, 2.0f, "%.2f"))
-    o.temperature = std::clamp(o.temperature, 0.0f, 2.0f);
+  if (ImGui::DragFloat("temperature", &o.temperature, 0.02f, 0.0f, kSessionMaxTemperature, "%.2f"))
+    o.temperature = std::clamp(o.temperature, 0.0f, kSessionMaxTemperature);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("0 takes the most likely token; above 0 samples (drag to change)");
   if (o.temperature > 0.0f) {
     int seed = static_cast<int>(o.seed);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 3.5f);
-    if (ImGui::DragInt("seed", &seed, 0.2f, 0, 1 << 30)) o.seed = static_cast<std::uint64_t>(seed);
+    if (ImGui::DragInt("seed", &seed, 0.2f, 0, static_cast<int>(kSessionMaxSeed)))
+      o.seed = static_cast<std::uint64_t>(std::clamp(seed, 0, static_cast<int>(kSessionMaxSeed)));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 2.6f);
+    if (ImGui::InputInt("top-k", &o.top_k, 0, 0)) o.top_k = std::clamp(o.top_k, 0, kSessionMaxTopK);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("sample among the k most likely tokens only; 0: among every token");
   }
   const GenerationState* g = s.result && s.result->trace.get() == ctx.trace && s.result->generation
                                  ? &*s.result->generation

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/head_summary.h"
 #include "core/trace/aggregate.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_file.h"
@@ -61,6 +62,30 @@ class Reader {
       if (x < lo || x > hi) fail(key, expected, describe(*v));
       out = static_cast<int>(x);
     }
+  }
+  void get(const std::string& key, std::int64_t& out, std::int64_t lo, std::int64_t hi) const {
+    if (const json* v = find(key)) {
+      const std::string expected =
+          "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+      if (!v->is_number_integer()) fail(key, expected, describe(*v));
+      // A number above INT64_MAX is stored unsigned; it is out of range either way.
+      if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+        fail(key, expected, describe(*v));
+      const auto x = v->get<std::int64_t>();
+      if (x < lo || x > hi) fail(key, expected, describe(*v));
+      out = x;
+    }
+  }
+  // A head summary key of core/analysis/head_summary.h, or "" (none).
+  void get_summary_key(const std::string& key, std::string& out) const {
+    get(key, out, 64);
+    if (out.empty()) return;
+    std::string known = "\"\" (none)";
+    for (const HeadSummaryKey& k : head_summary_keys()) {
+      if (k.name == out) return;
+      known += " or \"" + k.name + "\"";
+    }
+    fail(key, known, describe(json(out)));
   }
   void get(const std::string& key, float& out, float lo, float hi) const {
     if (const json* v = find(key)) {
@@ -162,6 +187,10 @@ std::string session_to_json(const Session& s) {
     if (!t.label.empty()) o["label"] = t.label;
     if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
     if (!t.selected_queries.empty()) o["selected_queries"] = t.selected_queries;
+    o["generation"] = {{"tokens", t.generate_tokens},
+                       {"temperature", t.temperature},
+                       {"top_k", t.top_k},
+                       {"seed", t.seed}};
     texts.push_back(o);
   }
   const LessonOptions& l = s.lesson;
@@ -193,7 +222,10 @@ std::string session_to_json(const Session& s) {
                 {"hide_special", s.hide_special},
                 {"query_combine", s.query_combine},
                 {"overlay", s.overlay},
-                {"overlay_heads", s.overlay_heads}}},
+                {"overlay_heads", s.overlay_heads},
+                {"model_sort", s.model_sort},
+                {"model_filter", s.model_filter},
+                {"model_filter_min", s.model_filter_min}}},
               {"display",
                {{"theme", s.theme},
                 {"colormap", s.colormap},
@@ -261,6 +293,11 @@ Session parse_session(const std::string& document, const std::string& file) {
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
       t.get_indices("selected_queries", s.texts[i].selected_queries, kSessionMaxSelectedQueries,
                     1 << 20);
+      Reader g = t.object("generation");
+      g.get("tokens", s.texts[i].generate_tokens, 1, kSessionMaxGenerateTokens);
+      g.get("temperature", s.texts[i].temperature, 0.0f, kSessionMaxTemperature);
+      g.get("top_k", s.texts[i].top_k, 0, kSessionMaxTopK);
+      g.get("seed", s.texts[i].seed, 0, kSessionMaxSeed);
     }
   }
   top.get("show_second", s.show_second);
@@ -289,6 +326,9 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get_choice("query_combine", s.query_combine, {"mean", "sum"});
   view.get("overlay", s.overlay);
   view.get_indices("overlay_heads", s.overlay_heads, 4096, 4095);
+  view.get_summary_key("model_sort", s.model_sort);
+  view.get_summary_key("model_filter", s.model_filter);
+  view.get("model_filter_min", s.model_filter_min, -1e6f, 1e6f);
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});

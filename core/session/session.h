@@ -17,8 +17,11 @@
 // the model view of every layer × head), "aggregate" ("" for one head, or a name of
 // core/trace/aggregate.h: "mean", "max", "layers-mean", "rollout" …), "hide_first" and
 // "hide_special" (booleans: those keys hidden, rows renormalised), "query_combine" ("mean" |
-// "sum"), "overlay" (boolean) and "overlay_heads" (head indices of the lines view's overlay); a
-// text may add "selected_queries" (token indices, several selected queries).
+// "sum"), "overlay" (boolean) and "overlay_heads" (head indices of the lines view's overlay),
+// "model_sort" and "model_filter" (a head summary key of core/analysis/head_summary.h, "" for the
+// model's order / every head) and "model_filter_min" (the filter's threshold); a text may add
+// "selected_queries" (token indices, several selected queries) and "generation" (the Generate
+// button's settings: {"tokens": N, "temperature": T, "top_k": K, "seed": S}).
 //
 // layer, head, selected_token and lesson_step are 0-based except lesson_step (1–8, as the lesson
 // numbers its steps). Every key but "format" is optional (a missing one keeps its default);
@@ -26,6 +29,7 @@
 // key's type and range and throws SessionError naming the file, the key, what was expected and
 // what was found, before anything is applied.
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -53,6 +57,11 @@ struct SessionText {
   std::string label;                  // a preset's sense ("river"), may be empty
   int selected_token = -1;            // the clicked (locked) token, -1: none
   std::vector<int> selected_queries;  // several selected query tokens (may be empty)
+  // The Generate button's settings (decoders); the defaults are the app's.
+  int generate_tokens = 16;
+  float temperature = 0.0f;  // 0: greedy
+  int top_k = 0;             // 0: every token
+  std::int64_t seed = 0;     // 0 to kSessionMaxSeed
 };
 
 struct Session {
@@ -82,8 +91,16 @@ struct Session {
   float log_floor = 1e-3f;
   bool overlay = false;            // the lines view overlays several heads
   std::vector<int> overlay_heads;  // which ones
+  // The model view's sort and filter: head summary keys ("": model order / every head).
+  std::string model_sort, model_filter;
+  float model_filter_min = 0.5f;
 };
 inline constexpr std::size_t kSessionMaxSelectedQueries = 4096;
+// The Generate button's ranges (the timeline view's controls and a session's "generation").
+inline constexpr int kSessionMaxGenerateTokens = 512;
+inline constexpr float kSessionMaxTemperature = 2.0f;
+inline constexpr int kSessionMaxTopK = 1 << 20;
+inline constexpr std::int64_t kSessionMaxSeed = std::int64_t{1} << 30;
 
 std::string session_to_json(const Session& session);
 // Parses a session document; `file` names it in errors ("session 'x.attnscope': …").

@@ -196,6 +196,50 @@ TEST(ModelView, HoverEnlargesAndKeysMoveTheFocus) {
         ADD_FAILURE() << "enlarged cell (" << i << ", " << j << ")";
 }
 
+// A session's sort and filter (head summary keys) order each layer's thumbnails by that summary,
+// largest first, and dim the heads below the threshold.
+TEST(ModelView, SortAndFilterComeFromTheSession) {
+  AppRun r = run_session({{"model", kGpt2},
+                          {"texts", {{{"text", kText}}}},
+                          {"show_second", false},
+                          {"view",
+                           {{"panel", "model"},
+                            {"model_sort", "previous"},
+                            {"model_filter", "first"},
+                            {"model_filter_min", 0.2}}}});
+  const auto& view = find_view(r.layout, "model");
+  EXPECT_EQ(view["sort"], "previous");
+  EXPECT_EQ(view["filter"], "first");
+  const auto& keys = view["summary_keys"];
+  const auto key_index = [&](const std::string& name) {
+    return static_cast<int>(std::find(keys.begin(), keys.end(), name) - keys.begin());
+  };
+  const int previous = key_index("previous"), first = key_index("first");
+  ASSERT_LT(previous, static_cast<int>(keys.size()));
+  ASSERT_LT(first, static_cast<int>(keys.size()));
+  const int heads = view["heads"];
+  const auto summary = [&](int l, int h, int k) {
+    return view["summaries"][(static_cast<size_t>(l) * heads + h) * keys.size() + k].get<double>();
+  };
+  int bright = 0, dim = 0;
+  for (int l = 0; l < view["layers"].get<int>(); ++l) {
+    std::vector<std::pair<double, int>> by_x;  // (x, head) of this layer's cells
+    for (const auto& cell : view["cells"])
+      if (cell["layer"] == l) by_x.emplace_back(cell["x"].get<double>(), cell["head"].get<int>());
+    std::sort(by_x.begin(), by_x.end());
+    for (size_t i = 1; i < by_x.size(); ++i)
+      EXPECT_GE(summary(l, by_x[i - 1].second, previous), summary(l, by_x[i].second, previous))
+          << "layer " << l << ": head " << by_x[i - 1].second << " before head " << by_x[i].second;
+  }
+  for (const auto& cell : view["cells"]) {
+    const bool passes = summary(cell["layer"], cell["head"], first) >= 0.2;
+    EXPECT_EQ(cell["bright"].get<bool>(), passes);
+    (passes ? bright : dim)++;
+  }
+  EXPECT_GT(bright, 0);
+  EXPECT_GT(dim, 0) << "the threshold should split this model's heads";
+}
+
 // A stored trace of 150 tokens: every thumbnail is max-pooled to 64 texels a side, and the one hot
 // weight of head 2 (0.9 at query 100, key 37) is the brightest texel of its block.
 TEST(ModelView, MaxPoolingKeepsASingleHotCellVisible) {

@@ -45,10 +45,12 @@ const std::string kSession = R"({
   "format": "attnscope-session/1",
   "model": "lesson",
   "lesson": {"beta": 8, "heads": 2, "mask_self": false},
-  "texts": [{"text": "the mouse ran under the desk", "selected_token": 1},
+  "texts": [{"text": "the mouse ran under the desk", "selected_token": 1,
+             "generation": {"tokens": 7, "temperature": 0.5, "top_k": 3, "seed": 99}},
             {"text": "click the mouse button", "label": "computer"}],
   "show_second": true,
-  "view": {"mode": "explore", "layer": 0, "head": 1},
+  "view": {"mode": "explore", "layer": 0, "head": 1, "model_sort": "entropy",
+           "model_filter": "first", "model_filter_min": 0.25},
   "display": {"theme": "light", "colormap": "magma", "fixed_range": true, "font_scale": 1.2}
 })";
 
@@ -64,6 +66,15 @@ TEST(Session, OpensTheSavedState) {
   EXPECT_EQ(st["texts"][0]["selected_token"], 1);
   EXPECT_EQ(st["texts"][1]["label"], "computer");
   EXPECT_EQ(st["view"]["head"], 1);
+  EXPECT_EQ(st["view"]["model_sort"], "entropy");
+  EXPECT_EQ(st["view"]["model_filter"], "first");
+  EXPECT_NEAR(st["view"]["model_filter_min"].get<double>(), 0.25, 1e-6);
+  const auto& generation = st["texts"][0]["generation"];
+  EXPECT_EQ(generation["tokens"], 7);
+  EXPECT_NEAR(generation["temperature"].get<double>(), 0.5, 1e-6);
+  EXPECT_EQ(generation["top_k"], 3);
+  EXPECT_EQ(generation["seed"], 99);
+  EXPECT_EQ(st["texts"][1]["generation"]["tokens"], 16) << "the app's default";
   EXPECT_EQ(st["display"]["colormap"], "magma");
   EXPECT_EQ(st["display"]["fixed_range"], true);
   EXPECT_NEAR(st["display"]["font_scale"].get<double>(), 1.2, 1e-6);

@@ -69,6 +69,14 @@ Session everything_changed() {
   s.log_floor = 1e-4f;
   s.overlay = true;
   s.overlay_heads = {0, 2, 5};
+  s.model_sort = "previous";
+  s.model_filter = "first";
+  s.model_filter_min = 0.25f;
+  s.texts[0].generate_tokens = 40;
+  s.texts[0].temperature = 0.75f;
+  s.texts[0].top_k = 5;
+  s.texts[0].seed = 123456789;
+  s.texts[1].generate_tokens = 3;
   return s;
 }
 
@@ -111,6 +119,15 @@ void expect_same(const Session& a, const Session& b) {
   EXPECT_EQ(a.log_floor, b.log_floor);
   EXPECT_EQ(a.overlay, b.overlay);
   EXPECT_EQ(a.overlay_heads, b.overlay_heads);
+  EXPECT_EQ(a.model_sort, b.model_sort);
+  EXPECT_EQ(a.model_filter, b.model_filter);
+  EXPECT_EQ(a.model_filter_min, b.model_filter_min);
+  for (int i = 0; i < kSessionSlots; ++i) {
+    EXPECT_EQ(a.texts[i].generate_tokens, b.texts[i].generate_tokens);
+    EXPECT_EQ(a.texts[i].temperature, b.texts[i].temperature);
+    EXPECT_EQ(a.texts[i].top_k, b.texts[i].top_k);
+    EXPECT_EQ(a.texts[i].seed, b.texts[i].seed);
+  }
 }
 
 TEST(Session, RoundTripsThroughAFile) {
@@ -209,6 +226,39 @@ TEST(Session, ViewOptionsOfIssue12AreCheckedByKey) {
                  "\"texts[0].selected_queries\"", "-2");
   expect_refused(with(R"("texts": [{"selected_queries": 3}])"), "\"texts[0].selected_queries\"",
                  "an integer 3");
+}
+
+// The model view's sort and filter are head summary keys; the Generate settings are ranges.
+TEST(Session, ModelViewSortAndGenerationSettingsAreCheckedByKey) {
+  Session s = parse_session(
+      with(R"("view": {"model_sort": "entropy", "model_filter": "", "model_filter_min": 0.1},
+              "texts": [{"text": "a", "generation": {"tokens": 7, "temperature": 1.5,
+                                                     "top_k": 9, "seed": 42}}])"),
+      "x");
+  EXPECT_EQ(s.model_sort, "entropy");
+  EXPECT_EQ(s.model_filter, "");
+  EXPECT_FLOAT_EQ(s.model_filter_min, 0.1f);
+  EXPECT_EQ(s.texts[0].generate_tokens, 7);
+  EXPECT_FLOAT_EQ(s.texts[0].temperature, 1.5f);
+  EXPECT_EQ(s.texts[0].top_k, 9);
+  EXPECT_EQ(s.texts[0].seed, 42);
+  EXPECT_EQ(s.texts[1].generate_tokens, 16) << "a missing text keeps the defaults";
+  expect_refused(with(R"("view": {"model_sort": "beauty"})"), "\"view.model_sort\"", "\"beauty\"");
+  expect_refused(with(R"("view": {"model_filter": 3})"), "\"view.model_filter\"", "an integer 3");
+  expect_refused(with(R"("view": {"model_filter_min": "high"})"), "\"view.model_filter_min\"",
+                 "a string");
+  expect_refused(with(R"("texts": [{"generation": {"tokens": 0}}])"),
+                 "\"texts[0].generation.tokens\"", "0");
+  expect_refused(with(R"("texts": [{"generation": {"tokens": 100000}}])"),
+                 "\"texts[0].generation.tokens\"", "100000");
+  expect_refused(with(R"("texts": [{"generation": {"temperature": -0.5}}])"),
+                 "\"texts[0].generation.temperature\"", "-0.5");
+  expect_refused(with(R"("texts": [{"generation": {"top_k": -1}}])"),
+                 "\"texts[0].generation.top_k\"", "-1");
+  expect_refused(with(R"("texts": [{"generation": {"seed": 18446744073709551615}}])"),
+                 "\"texts[0].generation.seed\"", "18446744073709551615");
+  expect_refused(with(R"("texts": [{"generation": "greedy"}])"), "\"texts[0].generation\"",
+                 "a string");
 }
 
 TEST(Session, HugeAndDeepDocumentsAreRefusedBeforeParsing) {
