@@ -8,10 +8,17 @@
 //                                  prompt
 //   decoder_bench rss DIR        peak resident memory after loading and a 64-token trace, beside
 //                                the weight file's size
+//   decoder_bench long DIR N [stored|compact] [no-summaries]
+//                                a trace of N tokens kept as the app keeps it past the attention
+//                                budget (compact: each layer's Q and K, heads recomputed on demand;
+//                                the default) or with every head's matrix (stored): peak RSS,
+//                                compute time, one head recomputed, summaries of every head
 //
 // The shapes are those of SmolLM2-135M and Llama-3.2-1B (tied embeddings, GQA, llama3 rope).
 #include <sys/resource.h>
+#include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/head_summary.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/dtype.h"
 #include "core/model/decoder/decoder_network.h"
@@ -193,11 +201,108 @@ int rss(const fs::path& dir) {
   return 0;
 }
 
+// CPU seconds of the whole process (every thread) and of the calling thread: on a shared machine
+// these say what the work costs where wall time says how busy the machine was.
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+// What the app holds for a long input: the trace of N tokens (compact past the budget, as
+// DecoderModel::prompt_trace decides, or every matrix stored), then one head on demand (a view
+// switching heads), the cached head again, and the head summaries of every head (the model
+// view's captions, streamed head by head).
+int long_trace(const fs::path& dir, int n, const std::string& mode, bool summaries) {
+  if (mode != "compact" && mode != "stored") throw std::runtime_error("mode: compact or stored");
+  const DecoderNetwork net = load(dir);
+  const DecoderSpec& s = net.spec();
+  auto backend = make_cpu_backend();
+  {  // prepare the weights first, so the time is the trace's
+    KvCache warm;
+    net.forward({1}, warm, *backend);
+  }
+  const double after_load_mb = peak_rss_mb();
+  DecoderRequest request;
+  request.keep_attention = mode == "stored";
+  request.keep_attention_inputs = mode == "compact";
+  request.keep_vector_steps = keep_vector_steps(n, s.layers, s.heads, s.head_dim);
+  AttentionTrace trace;
+  KvCache cache;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = process_cpu_s();
+  DecoderOutputs out = net.forward(ids_of(n, s.vocab), cache, *backend, request);
+  const double forward_ms = ms_since(t0), forward_cpu_s = process_cpu_s() - cpu0;
+  trace.attention = std::move(out.attention);
+  trace.steps = std::move(out.steps);
+  if (request.keep_attention_inputs)
+    trace.recomputed = std::make_shared<const RecomputedAttention>(std::move(out.attention_inputs));
+  const double after_trace_mb = peak_rss_mb();
+  const double full_mb = 4.0 * n * n * s.layers * s.heads / (1 << 20);
+  std::printf("shape: %d layers x %d heads (%d KV heads, head_dim %d), vocab %d, %d tokens, %s\n",
+              s.layers, s.heads, s.kv_heads, s.head_dim, s.vocab, n, mode.c_str());
+  std::printf("%s\n", backend->description().c_str());
+  std::printf("forward (trace) %.0f ms wall, %.1f s CPU (all threads)\n", forward_ms,
+              forward_cpu_s);
+  std::printf("attention kept: %.0f MB (every n x n matrix would be %.0f MB)\n",
+              static_cast<double>(trace.attention_bytes()) / (1 << 20), full_mb);
+  std::printf("peak RSS after loading %.0f MB, after the trace %.0f MB\n", after_load_mb,
+              after_trace_mb);
+  std::vector<double> head_ms, head_cpu_ms;
+  for (int i = 0; i < 5; ++i) {
+    const int l = (i * 5) % s.layers, h = (i * 7) % s.heads;
+    const auto t1 = std::chrono::steady_clock::now();
+    const double c1 = thread_cpu_ms();
+    const auto w = trace.head_weights(l, h);
+    head_cpu_ms.push_back(thread_cpu_ms() - c1);  // one thread computes a head
+    head_ms.push_back(ms_since(t1));
+    if (w->rows() != n) return 1;
+  }
+  std::sort(head_ms.begin(), head_ms.end());
+  std::sort(head_cpu_ms.begin(), head_cpu_ms.end());
+  const auto t2 = std::chrono::steady_clock::now();
+  const auto again = trace.head_weights((4 * 5) % s.layers, (4 * 7) % s.heads);
+  const double cached_ms = ms_since(t2);
+  std::printf(
+      "one head on demand: median %.1f ms (min %.1f, max %.1f over 5 heads); asked "
+      "again (cached) %.3f ms\n",
+      head_ms[2], head_ms[0], head_ms[4], cached_ms);
+  std::printf("one head on demand, CPU time of its thread: median %.1f ms (min %.1f, max %.1f)\n",
+              head_cpu_ms[2], head_cpu_ms[0], head_cpu_ms[4]);
+  if (!summaries) {
+    std::printf("peak RSS at the end %.0f MB\n", peak_rss_mb());
+    return 0;
+  }
+  const auto t3 = std::chrono::steady_clock::now();
+  const double c3 = process_cpu_s();
+  const auto all = summarize_trace(trace);
+  const double summaries_ms = ms_since(t3), summaries_cpu_s = process_cpu_s() - c3;
+  std::printf(
+      "head summaries of all %d heads: %.0f ms wall, %.1f s CPU (first-token mass of "
+      "layer 0 head 0: %.3f)\n",
+      s.layers * s.heads, summaries_ms, summaries_cpu_s, all[0][0].first_token_mass);
+  std::printf("peak RSS at the end %.0f MB\n", peak_rss_mb());
+  return 0;
+}
+
 }  // namespace
 }  // namespace attnscope
 
 int main(int argc, char** argv) {
   try {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows in a log file
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "make" && argc >= 4)
       attnscope::make_model(argv[2], argv[3], argc > 4 ? argv[4] : "BF16");
@@ -205,9 +310,13 @@ int main(int argc, char** argv) {
       return attnscope::serve(argv[2]);
     else if (mode == "rss" && argc == 3)
       return attnscope::rss(argv[2]);
+    else if (mode == "long" && argc >= 4 && argc <= 6)
+      return attnscope::long_trace(argv[2], std::stoi(argv[3]), argc >= 5 ? argv[4] : "compact",
+                                   argc < 6 || std::string(argv[5]) != "no-summaries");
     else {
       std::fprintf(stderr,
-                   "usage: decoder_bench make SHAPE DIR [F32|BF16] | serve DIR | rss DIR\n");
+                   "usage: decoder_bench make SHAPE DIR [F32|BF16] | serve DIR | rss DIR | "
+                   "long DIR N [stored|compact] [no-summaries]\n");
       return 2;
     }
   } catch (const std::exception& e) {

@@ -29,16 +29,18 @@ Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
   const AttentionTrace& t = *r.trace;
   const int layers = t.layers(), heads = t.heads(), n = static_cast<int>(t.tokens.size());
-  // Every head with the request's sink options (the aggregate does not apply to a grid).
+  // Every head with the request's sink options (the aggregate does not apply to a grid), pooled
+  // as it is read: a long trace's heads may be recomputed one at a time, never all held.
   ShownOptions options = r.options;
   options.aggregate.clear();
-  std::vector<Matrix> shown;
+  const int k = std::min(n, kThumbCells);
+  std::vector<Matrix> pooled_heads;
   float vmax = 0.0f;
   for (int l = 0; l < layers; ++l)
     for (int h = 0; h < heads; ++h) {
-      shown.push_back(shown_weights(t, l, h, options));
-      vmax =
-          std::max(vmax, make_color_scale(shown.back(), r.colormap, r.fixed_range, options).vmax);
+      Matrix w = shown_weights(t, l, h, options, nullptr, /*cache_head=*/false);
+      vmax = std::max(vmax, make_color_scale(w, r.colormap, r.fixed_range, options).vmax);
+      pooled_heads.push_back(k < n ? block_max(w, k) : std::move(w));
     }
   ColorScale scale;  // one range shared by every thumbnail
   scale.vmax = vmax > 0 ? vmax : 1.0f;
@@ -75,9 +77,7 @@ Figure build(const FigureRequest& r) {
                        "layer " + std::to_string(l), kFigureFont * 0.9f, pal.text_dim,
                        FigureText::Anchor::kEnd});
     for (int h = 0; h < heads; ++h) {
-      const int k = std::min(n, kThumbCells);
-      const Matrix& w = shown[static_cast<size_t>(l * heads + h)];
-      const Matrix pooled = k < n ? block_max(w, k) : w;
+      const Matrix& pooled = pooled_heads[static_cast<size_t>(l * heads + h)];
       add_heatmap_cells(fig, scale.log ? colormap_positions(pooled, scale) : pooled,
                         left + h * (thumb + gap), y, thumb / k, map, 0.0f,
                         scale.log ? 1.0f : scale.vmax, false, l == 0 && h == 0 ? "grid_first" : "",

@@ -11,18 +11,18 @@ AtlasValues prepare_atlas(const AttentionTrace& trace, const ShownOptions& per_h
   AtlasValues v;
   v.layers = trace.layers();
   v.heads = trace.heads();
-  const Matrix& first = trace.attention[0][0];
-  const int n_rows = static_cast<int>(first.rows()), n_cols = static_cast<int>(first.cols());
+  const int n_rows = trace.queries(), n_cols = trace.keys();
   v.rows = std::min(n_rows, kThumbnailTexels);
   v.cols = std::min(n_cols, kThumbnailTexels);
   v.pool_rows = (n_rows + v.rows - 1) / v.rows;  // the largest block (core/analysis: pool_block)
   v.pool_cols = (n_cols + v.cols - 1) / v.cols;
-  // Colormap positions (0..1): each head has its own range, like the heatmap.
+  // Colormap positions (0..1): each head has its own range, like the heatmap. One head at a time:
+  // a long trace's heads may be recomputed on demand (AttentionTrace::recomputed), never all held.
   v.positions = Matrix::Zero(v.layers * v.rows, v.heads * v.cols);
   v.scales.assign(static_cast<size_t>(v.layers * v.heads), ColorScale{});
   for (int l = 0; l < v.layers; ++l)
     for (int h = 0; h < v.heads; ++h) {
-      const Matrix w = shown_weights(trace, l, h, per_head);
+      const Matrix w = shown_weights(trace, l, h, per_head, nullptr, /*cache_head=*/false);
       const ColorScale scale = make_color_scale(w, 0, fixed_range, per_head);
       v.scales[static_cast<size_t>(l * v.heads + h)] = scale;
       const Matrix pooled = (v.rows < n_rows || v.cols < n_cols) ? max_pool(w, v.rows, v.cols) : w;
@@ -40,7 +40,8 @@ void ThumbnailAtlas::update(ColormapRenderer& renderer,
   ShownOptions per_head = options;
   per_head.aggregate.clear();
   per_head.query_sum = false;
-  if (!trace || trace->layers() == 0 || trace->heads() == 0 || trace->attention[0][0].size() == 0) {
+  if (!trace || trace->layers() == 0 || trace->heads() == 0 || trace->queries() == 0 ||
+      trace->keys() == 0) {
     ready_ = false;
     asked_trace_ = trace;
     return;

@@ -68,7 +68,8 @@ const std::vector<Matrix>& ArcsView::OverlayWeights(const ViewContext& ctx) {
     overlay_weights_.clear();
     if (ctx.app.layer < ctx.trace->layers())
       for (int h = 0; h < ctx.trace->heads(); ++h)
-        overlay_weights_.push_back(shown_weights(*ctx.trace, ctx.app.layer, h, per_head));
+        overlay_weights_.push_back(
+            shown_weights(*ctx.trace, ctx.app.layer, h, per_head, nullptr, /*cache_head=*/false));
   }
   return overlay_weights_;
 }

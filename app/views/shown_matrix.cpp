@@ -49,7 +49,7 @@ const float* ShownMatrix::focus_row(int focus) const {
 }
 
 Matrix shown_weights(const AttentionTrace& t, int layer, int head, const ShownOptions& o,
-                     std::vector<char>* hidden_key) {
+                     std::vector<char>* hidden_key, bool cache_head) {
   if (layer < 0 || layer >= t.layers())
     throw UsageError("layer " + std::to_string(layer) + " is out of range (the trace has " +
                      std::to_string(t.layers()) + " layers, numbered from 0)");
@@ -60,7 +60,7 @@ Matrix shown_weights(const AttentionTrace& t, int layer, int head, const ShownOp
     if (head < 0 || head >= t.heads())
       throw UsageError("head " + std::to_string(head) + " is out of range (the trace has " +
                        std::to_string(t.heads()) + " heads, numbered from 0)");
-    w = t.attention[layer][head];
+    w = *t.head_weights(layer, head, cache_head);
   }
   const SinkOptions sinks = sink_options(o);
   if (hidden_key) {

@@ -57,9 +57,9 @@ struct ShownMatrix {
 
 // The matrix of `options` at (layer, head) with the sink options applied; `hidden_key` (nullable)
 // receives which keys were hidden. Throws UsageError for an unknown aggregate or a layer/head out
-// of range.
+// of range. A pass over every head passes cache_head = false (AttentionTrace::head_weights).
 Matrix shown_weights(const AttentionTrace& trace, int layer, int head, const ShownOptions& options,
-                     std::vector<char>* hidden_key = nullptr);
+                     std::vector<char>* hidden_key = nullptr, bool cache_head = true);
 // "layer 3 · head 2", "layer 3 · mean of 12 heads", "rollout through layer 3", then the options:
 // " · first token hidden (rows renormalised) · log colours (floor 0.001)". 1-based numbers.
 std::string shown_title(const AttentionTrace& trace, int layer, int head,

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <unordered_map>
 
+#include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -87,14 +90,27 @@ HeadSummary summarize_head(const Matrix& w, int first_query_position,
 
 std::vector<std::vector<HeadSummary>> summarize_trace(const AttentionTrace& trace) {
   std::vector<int> ids = token_ids(trace.tokens);
-  const size_t keys = trace.attention.empty() || trace.attention[0].empty()
-                          ? 0
-                          : static_cast<size_t>(trace.attention[0][0].cols());
-  if (ids.size() != keys) ids.clear();  // a trace without its tokens: no induction score
+  if (ids.size() != static_cast<size_t>(trace.keys()))
+    ids.clear();  // a trace without its tokens: no induction score
   const auto targets = induction_targets(ids);
-  std::vector<std::vector<HeadSummary>> all(trace.attention.size());
-  for (size_t l = 0; l < trace.attention.size(); ++l)
-    for (const Matrix& head : trace.attention[l]) all[l].push_back(summarize(head, -1, targets));
+  // Head by head, on the cores share_work lends: a long trace's heads may be recomputed on demand
+  // (about 60 ms each at 4,096 tokens), and only the heads being summarized are held.
+  const int layers = trace.layers(), heads = trace.heads();
+  std::vector<std::vector<HeadSummary>> all(static_cast<size_t>(layers),
+                                            std::vector<HeadSummary>(static_cast<size_t>(heads)));
+  std::mutex failed_mutex;
+  std::exception_ptr failed;  // a helper thread must not throw: the first error is rethrown here
+  share_work(layers * heads, [&](int i) {
+    const int l = i / heads, h = i % heads;
+    try {
+      all[static_cast<size_t>(l)][static_cast<size_t>(h)] =
+          summarize(*trace.head_weights(l, h, /*cache=*/false), -1, targets);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+    }
+  });
+  if (failed) std::rethrow_exception(failed);
   return all;
 }
 

@@ -6,18 +6,17 @@ namespace attnscope {
 
 namespace {
 // Rows of a mean of row-stochastic matrices still sum to 1.
+// Head by head (a long trace's heads may be recomputed on demand, never all held).
 Matrix mean_of_heads(const AttentionTrace& t, int layer) {
-  const auto& heads = t.attention.at(static_cast<size_t>(layer));
-  Matrix sum = heads.at(0);
-  for (size_t h = 1; h < heads.size(); ++h) sum += heads[h];
-  return sum / static_cast<float>(heads.size());
+  Matrix sum = *t.head_weights(layer, 0, /*cache=*/false);
+  for (int h = 1; h < t.heads(); ++h) sum += *t.head_weights(layer, h, false);
+  return sum / static_cast<float>(t.heads());
 }
 
 // The strongest weight any head gives each (query, key): rows no longer sum to 1.
 Matrix max_of_heads(const AttentionTrace& t, int layer) {
-  const auto& heads = t.attention.at(static_cast<size_t>(layer));
-  Matrix m = heads.at(0);
-  for (size_t h = 1; h < heads.size(); ++h) m = m.cwiseMax(heads[h]);
+  Matrix m = *t.head_weights(layer, 0, /*cache=*/false);
+  for (int h = 1; h < t.heads(); ++h) m = m.cwiseMax(*t.head_weights(layer, h, false));
   return m;
 }
 

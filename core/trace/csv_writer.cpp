@@ -32,7 +32,8 @@ void check_csv(const TraceSlice& slice) {
 void write_csv(const TraceSlice& slice, ExportTarget& target) {
   check_csv(slice);
   const Tokens& tokens = slice.trace->tokens;
-  const Matrix& w = slice.matrix(0, 0);
+  const std::shared_ptr<const Matrix> held = slice.matrix(0, 0);
+  const Matrix& w = *held;
   std::ostream& out = target.out;
   out << csv_field("query \\ key");
   for (const Token& t : tokens) out << ',' << csv_field(t.text);

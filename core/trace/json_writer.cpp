@@ -86,7 +86,7 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
     out << (l > 0 ? ",[" : "[");
     for (size_t h = 0; h < slice.heads.size(); ++h) {
       if (h > 0) out.put(',');
-      write_matrix(slice.matrix(static_cast<int>(l), static_cast<int>(h)), out, buf);
+      write_matrix(*slice.matrix(static_cast<int>(l), static_cast<int>(h)), out, buf);
     }
     out.put(']');
   }

@@ -40,7 +40,9 @@ void write_npy(const TraceSlice& slice, ExportTarget& target) {
   target.out << header;
   for (size_t l = 0; l < slice.layers.size(); ++l)
     for (size_t h = 0; h < slice.heads.size(); ++h) {
-      const Matrix& w = slice.matrix(static_cast<int>(l), static_cast<int>(h));
+      const std::shared_ptr<const Matrix> held =
+          slice.matrix(static_cast<int>(l), static_cast<int>(h));
+      const Matrix& w = *held;
       // Row-major storage is already the [n, n] C-order block.
       target.out.write(reinterpret_cast<const char*>(w.data()),
                        static_cast<std::streamsize>(w.size() * sizeof(float)));

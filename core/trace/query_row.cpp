@@ -7,7 +7,8 @@
 namespace attnscope {
 
 QueryRow query_row(const AttentionTrace& trace, int layer, int head, int query) {
-  const Matrix& w = trace.attention.at(static_cast<size_t>(layer)).at(static_cast<size_t>(head));
+  const std::shared_ptr<const Matrix> held = trace.head_weights(layer, head);
+  const Matrix& w = *held;
   if (query < 0 || query >= w.rows()) throw std::out_of_range("query_row: no such query");
   const int keys = static_cast<int>(w.cols());
   QueryRow row;

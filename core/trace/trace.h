@@ -1,6 +1,7 @@
 #pragma once
 // AttentionTrace: what one forward pass of any model publishes to the views and exporters.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,17 @@ inline bool keep_vector_steps(int n, int layers, int heads, int head_dim) {
          3.0 * sizeof(float) * n * layers * heads * head_dim <= kVectorStepsMaxBytes;
 }
 
+class RecomputedAttention;  // core/trace/recomputed_attention.h
+
+// Above this many bytes of weights (4 · queries · keys · layers · heads) a decoder's trace keeps
+// each layer's Q and K instead of every head's matrix and recomputes a head when it is asked for
+// (AttentionTrace::recomputed). 1 GiB by default: Llama-3.2-1B's 16 x 32 heads pass it beyond
+// 724 tokens, GPT-2 small at its 1,024-token limit (604 MB) stays below. The environment variable
+// ATTNSCOPE_ATTENTION_BUDGET_MB overrides the default; tests lower it to force the compact path.
+double attention_budget_bytes();
+void set_attention_budget_bytes(double bytes);  // < 0: back to the default
+bool attention_fits_budget(int queries, int keys, int layers, int heads);
+
 struct Prediction {
   int id = -1;
   std::string text;
@@ -65,7 +77,11 @@ struct AttentionTrace {
   std::string text;
   Tokens tokens;
   // attention[layer][head] is a [queries x keys] matrix; every row sums to 1 (masked entries 0).
+  // Empty when `recomputed` is set. Read the weights through head_weights(), which serves both.
   std::vector<std::vector<Matrix>> attention;
+  // Long inputs of large models (see attention_budget_bytes): each layer's Q and K, from which a
+  // head's weights are recomputed on demand. Shared and immutable (copies of the trace share it).
+  std::shared_ptr<const RecomputedAttention> recomputed;
   // Optional: the formula steps of every layer and head, steps[layer * heads + head]. The lesson
   // model always keeps them (one layer); the transformers keep them for inputs of at most
   // kStepsMaxTokens tokens, and only q, k, v beyond that while keep_vector_steps() allows.
@@ -80,8 +96,19 @@ struct AttentionTrace {
   int truncated_at_byte = -1;
   double compute_ms = 0.0;
 
-  int layers() const { return static_cast<int>(attention.size()); }
-  int heads() const { return attention.empty() ? 0 : static_cast<int>(attention[0].size()); }
+  int layers() const;
+  int heads() const;
+  // The shape of every head's matrix: [queries x keys] (0 x 0 for a trace without heads).
+  int queries() const;
+  int keys() const;
+  // Head `head` of layer `layer`, [queries x keys], wherever it is kept: the stored matrix, or one
+  // recomputed now (thread-safe; `cache` keeps the last few, for views that show one head every
+  // frame; a pass over all heads passes false). Hold the pointer while reading the matrix (and the
+  // trace: a stored matrix is not owned by the pointer). Throws
+  // std::out_of_range for a layer or head the trace lacks.
+  std::shared_ptr<const Matrix> head_weights(int layer, int head, bool cache = true) const;
+  // The bytes the attention weights take in memory (stored matrices, or recomputation inputs).
+  std::size_t attention_bytes() const;
 };
 
 }  // namespace attnscope

@@ -15,8 +15,10 @@ struct TraceSlice {
   // True when the selection is not the whole trace (the JSON then records it under "selection").
   bool partial() const;
   int tokens() const { return static_cast<int>(trace->tokens.size()); }
-  const Matrix& matrix(int layer_pos, int head_pos) const {
-    return trace->attention[layers[layer_pos]][heads[head_pos]];
+  // One head's weights, stored or recomputed now (writers go head by head: a long trace never
+  // holds every matrix). Hold the pointer while reading.
+  std::shared_ptr<const Matrix> matrix(int layer_pos, int head_pos) const {
+    return trace->head_weights(layers[layer_pos], heads[head_pos], /*cache=*/false);
   }
 };
 

@@ -11,6 +11,7 @@ void validate_trace(const AttentionTrace& trace, const std::string& name) {
   };
   const int n = static_cast<int>(trace.tokens.size());
   if (n == 0) fail("tokens", "expected at least one token, found none");
+  // A file's trace holds its matrices (readers never produce recomputed attention).
   if (trace.attention.empty()) fail("attention", "expected at least one layer, found none");
   const size_t heads = trace.attention[0].size();
   if (heads == 0) fail("attention[0]", "expected at least one head, found none");

@@ -212,45 +212,54 @@ void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out
   }
 }
 
+void attention_head(const Tensor& qh, const Tensor& kh, const Tensor* vh, float score_factor,
+                    float logit_softcap, const AttentionMask& mask, Matrix& s, Tensor* out) {
+  const int n = qh.rows, m = kh.rows;
+  s.resize(n, m);
+  // With a causal mask or a window, each block of query rows multiplies only the keys one of them
+  // may see (about half of them at n = m when causal), and the rest of its rows is set to -inf
+  // before the mask and softmax.
+  const bool banded = mask.causal || mask.window > 0;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  constexpr int kRowBlock = 64;
+  const int block = banded ? kRowBlock : std::max(n, 1);
+  for (int r0 = 0; r0 < n; r0 += block) {
+    const int rows = std::min(block, n - r0);
+    int lo = 0, hi = m;  // the keys some query of rows [r0, r0 + rows) may see
+    if (mask.causal) hi = std::clamp(mask.query_offset + r0 + rows, 0, m);
+    if (mask.window > 0) lo = std::clamp(mask.query_offset + r0 - mask.window + 1, 0, m);
+    hi = std::max(hi, lo);
+    auto S = s.middleRows(r0, rows);
+    S.leftCols(lo).setConstant(ninf);
+    S.rightCols(m - hi).setConstant(ninf);
+    auto band = S.middleCols(lo, hi - lo);
+    band.noalias() =
+        score_factor * (map(qh).middleRows(r0, rows) * map(kh).middleRows(lo, hi - lo).transpose());
+    if (logit_softcap > 0) band = logit_softcap * (band.array() * (1.0f / logit_softcap)).tanh();
+    if (mask.any()) mask_fill(S.data(), rows, m, m, mask, r0);
+    softmax_rows(S.data(), rows, m, m);
+    if (vh && out) {
+      Tensor out_rows = out->rows_view(r0, rows);
+      map(out_rows).noalias() = band * map(*vh).middleRows(lo, hi - lo);
+    }
+  }
+}
+
 void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
                      int head_dim, float score_factor, float logit_softcap,
                      const AttentionMask& mask, Tensor& context, std::vector<Matrix>* weights) {
   const int n = q.rows, m = k.rows, group = heads / kv_heads, dh = head_dim;
   if (weights) weights->resize(heads);
   // Each head in its own scores matrix: the weights are computed right where the trace keeps them,
-  // so nothing is copied out afterwards. With a causal mask or a window, each block of query rows
-  // multiplies only the keys one of them may see (about half of them at n = m when causal), and
-  // the rest of its rows is set to -inf before the mask and softmax.
-  const bool banded = mask.causal || mask.window > 0;
-  const float ninf = -std::numeric_limits<float>::infinity();
+  // so nothing is copied out afterwards.
   auto head = [&](int h) {
     Matrix local;
     Matrix& s = weights ? (*weights)[h] : local;
-    s.resize(n, m);
     const int g = h / group;
     const Tensor qh = q.cols_view(h * dh, dh), kh = k.cols_view(g * dh, dh),
                  vh = v.cols_view(g * dh, dh);
     Tensor out = context.cols_view(h * dh, dh);
-    constexpr int kRowBlock = 64;
-    const int block = banded ? kRowBlock : std::max(n, 1);
-    for (int r0 = 0; r0 < n; r0 += block) {
-      const int rows = std::min(block, n - r0);
-      int lo = 0, hi = m;  // the keys some query of rows [r0, r0 + rows) may see
-      if (mask.causal) hi = std::clamp(mask.query_offset + r0 + rows, 0, m);
-      if (mask.window > 0) lo = std::clamp(mask.query_offset + r0 - mask.window + 1, 0, m);
-      hi = std::max(hi, lo);
-      auto S = s.middleRows(r0, rows);
-      S.leftCols(lo).setConstant(ninf);
-      S.rightCols(m - hi).setConstant(ninf);
-      auto band = S.middleCols(lo, hi - lo);
-      band.noalias() = score_factor *
-                       (map(qh).middleRows(r0, rows) * map(kh).middleRows(lo, hi - lo).transpose());
-      if (logit_softcap > 0) band = logit_softcap * (band.array() * (1.0f / logit_softcap)).tanh();
-      if (mask.any()) mask_fill(S.data(), rows, m, m, mask, r0);
-      softmax_rows(S.data(), rows, m, m);
-      Tensor out_rows = out.rows_view(r0, rows);
-      map(out_rows).noalias() = band * map(vh).middleRows(lo, hi - lo);
-    }
+    attention_head(qh, kh, &vh, score_factor, logit_softcap, mask, s, &out);
   };
   // Worth handing to the other cores only when there is work (~4·n·m·d flops in all).
   if (4.0 * n * m * static_cast<double>(heads * dh) < 2e6) {

@@ -22,6 +22,12 @@ void gelu(Tensor& x, Gelu kind);
 void rope(Tensor& x, int heads, int head_dim, const std::vector<float>& inv_freq, int pos0);
 void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out);
 
+// One head of attention_heads: its weights softmax(mask(softcap(score_factor · qh·khᵀ))) into
+// s [n x m] and, when vh and out are given, s·vh into out [n x dh]. Recomputing a head's weights
+// later (RecomputedAttention) calls this same function, so the numbers are the forward's.
+void attention_head(const Tensor& qh, const Tensor& kh, const Tensor* vh, float score_factor,
+                    float logit_softcap, const AttentionMask& mask, Matrix& s, Tensor* out);
+
 // Backend::attention_heads with the heads side by side on the cores (shapes already checked).
 void attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int kv_heads,
                      int head_dim, float score_factor, float logit_softcap,

@@ -108,12 +108,21 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     request.keep_vector_steps =
         keep_vector_steps(static_cast<int>(tokens.size()), network_.spec().layers,
                           network_.spec().heads, network_.spec().head_dim);
+    // Weights beyond the budget (a 4,096-token trace of a 1B model: 34 GB) are not kept: the trace
+    // keeps each layer's Q and K and recomputes a head when it is asked for.
+    const int n = static_cast<int>(tokens.size());
+    request.keep_attention =
+        attention_fits_budget(n, n, network_.spec().layers, network_.spec().heads);
+    request.keep_attention_inputs = !request.keep_attention;
     DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
     trace.model = info();
     trace.backend = backend.name();
     trace.text = text;
     trace.tokens = std::move(tokens);
     trace.attention = std::move(out.attention);
+    if (request.keep_attention_inputs)
+      trace.recomputed =
+          std::make_shared<const RecomputedAttention>(std::move(out.attention_inputs));
     trace.steps = std::move(out.steps);
     if (out.logits.rows() > 0) trace.predictions = predictions(out.logits, 10);
     if (last_logits) *last_logits = std::move(out.logits);
@@ -185,16 +194,30 @@ class DecoderGenerator final : public Generator {
 
     // One token's work: its row of every head, attending to the cached keys.
     DecoderRequest request;
+    request.keep_attention_inputs = trace_.recomputed != nullptr;
     DecoderOutputs out = model_->network().forward({id}, cache_, backend_, request);
     const int m = static_cast<int>(trace_.tokens.size()) + 1;
     st.attention.resize(out.attention.size());
-    for (std::size_t l = 0; l < out.attention.size(); ++l) {
-      for (std::size_t h = 0; h < out.attention[l].size(); ++h) {
-        Matrix& full = trace_.attention[l][h];
-        full.conservativeResize(m, m);
-        full.col(m - 1).setZero();  // causal: no earlier query sees the new key
-        full.row(m - 1) = out.attention[l][h].row(0);
+    for (std::size_t l = 0; l < out.attention.size(); ++l)
+      for (std::size_t h = 0; h < out.attention[l].size(); ++h)
         st.attention[l].push_back(out.attention[l][h].row(0));
+    if (trace_.recomputed) {
+      // The trace keeps Q and K: the new query row and the keys so far, copied into a new object
+      // (traces already published share the old one).
+      std::vector<Matrix> q_rows, keys;
+      for (AttentionInputs& in : out.attention_inputs) {
+        q_rows.push_back(std::move(in.q));
+        keys.push_back(std::move(in.k));
+      }
+      trace_.recomputed = trace_.recomputed->extended(q_rows, keys);
+    } else {
+      for (std::size_t l = 0; l < out.attention.size(); ++l) {
+        for (std::size_t h = 0; h < out.attention[l].size(); ++h) {
+          Matrix& full = trace_.attention[l][h];
+          full.conservativeResize(m, m);
+          full.col(m - 1).setZero();  // causal: no earlier query sees the new key
+          full.row(m - 1) = out.attention[l][h].row(0);
+        }
       }
     }
     trace_.tokens.push_back(st.token);

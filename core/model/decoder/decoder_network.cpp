@@ -177,7 +177,7 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     throw UsageError(s.kind + " takes at most " + std::to_string(s.max_positions) +
                      " tokens (max_position_embeddings), got " + std::to_string(m));
   DecoderOutputs out;
-  out.attention.assign(s.layers, std::vector<Matrix>(s.heads));
+  if (request.keep_attention) out.attention.assign(s.layers, std::vector<Matrix>(s.heads));
   if (n == 0) return out;
   const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
   grow(cache, backend, m);
@@ -223,6 +223,18 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     else if (request.keep_vector_steps)
       append_vector_steps(s, backend.download(q), backend.download(keys), backend.download(values),
                           out.steps);
+    if (request.keep_attention_inputs) {
+      AttentionInputs in;
+      in.q = backend.download(q);
+      in.k = backend.download(keys);
+      in.heads = s.heads;
+      in.kv_heads = s.kv_heads;
+      in.head_dim = dh;
+      in.scale = s.attention_scale;
+      in.softcap = s.attention_softcap;
+      in.mask = mask;
+      out.attention_inputs.push_back(std::move(in));
+    }
     backend.linear(context, *L.o, L.o_bias, projected);  // [n x hidden]
     if (s.sandwich_norms)
       backend.rms_norm(projected, L.post_attention_norm, s.norm_eps, s.norm_offset, projected);

@@ -25,6 +25,7 @@
 #include "core/model/hf/checkpoint.h"
 #include "core/model/model.h"
 #include "core/model/transformer/transformer_blocks.h"
+#include "core/trace/recomputed_attention.h"
 
 namespace attnscope {
 
@@ -86,13 +87,17 @@ struct DecoderOutputs {
   std::vector<std::vector<Matrix>> attention;
   // When asked: the formula steps steps[layer * heads + head] for these n queries.
   std::vector<HeadSteps> steps;
+  // When asked (keep_attention_inputs): each layer's Q of these n queries and K of every key so
+  // far, from which RecomputedAttention gives any head's weights without keeping them all.
+  std::vector<AttentionInputs> attention_inputs;
   // [rows x vocab]: the last position's logits, or every new position's (all_logits).
   Matrix logits;
 };
 
 struct DecoderRequest {
-  bool all_logits = false;  // logits of every new position (tests), not only the last
-  bool keep_attention = true;
+  bool all_logits = false;             // logits of every new position (tests), not only the last
+  bool keep_attention = true;          // every head's weights (attention)
+  bool keep_attention_inputs = false;  // each layer's Q and K instead (long inputs; see trace.h)
   bool keep_steps = false;
   bool keep_vector_steps = false;  // only q, k, v of each head (long inputs; see trace.h)
 };
