@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -148,7 +149,10 @@ std::vector<Variant> variants() {
     all.push_back({"mistral_" + name, t, {"<s>", "</s>"}});
     return &all.back();
   };
-  auto sequence = [](json list, const json& more) {
+  // An explicit list: a json built from `{x}` is a copy of x under clang but [x] under GCC.
+  auto sequence = [](std::initializer_list<json> first, const json& more) {
+    json list = json::array();
+    for (const json& f : first) list.push_back(f);
     for (const json& m : more) list.push_back(m);
     return list;
   };
