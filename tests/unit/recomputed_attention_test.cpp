@@ -196,9 +196,12 @@ TEST(RecomputedGenerationTest, StepsExtendTheInputsAndMatchAFullForward) {
       DecoderNetwork::load(folder, llama_spec(read_model_config(folder), folder / "config.json"));
   KvCache cache;
   const DecoderOutputs full = net.forward(token_ids(t.tokens), cache, *backend);
+  // The KV-cache steps add up in another order than one forward over the whole sequence, so
+  // they agree to float rounding (1.1e-6 seen under clang's sanitizer build), as decoder_test's
+  // cache check allows.
   for (int l = 0; l < t.layers(); ++l)
     for (int h = 0; h < t.heads(); ++h)
-      EXPECT_LE(max_abs_diff(*t.head_weights(l, h), full.attention[l][h]), 1e-6f);
+      EXPECT_LE(max_abs_diff(*t.head_weights(l, h), full.attention[l][h]), 1e-5f);
 }
 
 // Random inputs of a 2,048-token layer: the recomputed weights against the CPU backend's
