@@ -204,8 +204,8 @@ TEST(LongView, FormulaShowsTheSelectedRowAt40Tokens) {
     }
   ASSERT_GT(query, 0);
   ASSERT_EQ(run_app("--text " + shell_quote(text) + " --screenshot " + shell_quote(dir + "/g.png") +
-                    " --layout " + shell_quote(dir + "/g.json") + " --hover " + std::to_string(x) +
-                    "," + std::to_string(y)),
+                    " --layout " + shell_quote(dir + "/g.json") + " --frames 12 --hover " +
+                    std::to_string(x) + "," + std::to_string(y)),
             0);
   const nlohmann::json layout = read_json(dir + "/g.json");
   const nlohmann::json* formula = find_view(layout, "formula", 0);
