@@ -22,6 +22,7 @@
 #include "core/trace/trace_check.h"
 #include "core/trace/trace_writer.h"
 #include "core/util/error.h"
+#include "tests/common/decoder_fixture.h"
 #include "tests/common/golden.h"
 
 namespace attnscope {
@@ -69,10 +70,9 @@ TEST(AttentionBudgetTest, ALlamaOneBAt4096TokensIsOverTheDefaultBudgetAndGpt2IsN
 
 class RecomputedFixtureTest : public ::testing::TestWithParam<std::string> {};
 
+// Each fixture's own family (mistral's window, gemma2's softcap, qwen3's q/k norms), not llama's.
 DecoderNetwork network_of(const std::string& name) {
-  const fs::path folder = fixture(name);
-  return DecoderNetwork::load(folder,
-                              llama_spec(read_model_config(folder), folder / "config.json"));
+  return test::load_decoder_folder(fixture(name));
 }
 
 // The model chooses the compact path past the budget, and its heads equal a stored run's. (Two
@@ -192,8 +192,7 @@ TEST(RecomputedGenerationTest, StepsExtendTheInputsAndMatchAFullForward) {
   ASSERT_EQ(t.queries(), prompt + 5);
   EXPECT_EQ(before->queries(), prompt);
   const fs::path folder = fixture("llama-tiny");
-  const DecoderNetwork net =
-      DecoderNetwork::load(folder, llama_spec(read_model_config(folder), folder / "config.json"));
+  const DecoderNetwork net = test::load_decoder_folder(folder);
   KvCache cache;
   const DecoderOutputs full = net.forward(token_ids(t.tokens), cache, *backend);
   // The KV-cache steps add up in another order than one forward over the whole sequence, so
