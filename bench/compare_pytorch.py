@@ -2,6 +2,9 @@
 """attnscope's GPT-2-small-shaped CPU forward vs PyTorch's, in the same run, same shapes, in turns.
 
     bench/compare_pytorch.py [--build build] [--repetitions 11] [--openblas-coretype SkylakeX]
+                             [--threads N] [--decoders DIR]
+
+Both engines get the same number of threads (--threads, default every hardware thread).
 
 attnscope: build/bin/transformer_bench --serve (every layer's and head's attention kept, LM head for
 the last position only, as the app needs); where its default kernel is AMX bf16x3, a second server
@@ -41,9 +44,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = (16, 64, 256)
 
 
+def set_torch_threads(torch):
+    """PyTorch's intra-op threads from --threads (passed to the server in the environment). Left to
+    itself PyTorch takes one thread per physical core, which on our 2-vCPU machines is 1 while
+    attnscope uses both hardware threads: the comparison gives both engines the same number."""
+    n = int(os.environ.get("ATTNSCOPE_BENCH_THREADS", "0"))
+    if n > 0:
+        torch.set_num_threads(n)
+
+
 def torch_serve():
     """The PyTorch server (child process): reads "N" or "N all" per line, prints milliseconds."""
     import torch
+    set_torch_threads(torch)
     sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
     from hf_reference import GPT2Model
     torch.manual_seed(0)
@@ -70,6 +83,7 @@ def torch_decoder_serve(folder):
     """The PyTorch server for a decoder folder: reads "N" per line, prints milliseconds of a float32
     forward with every layer's attention and the last position's logits."""
     import torch
+    set_torch_threads(torch)
     sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
     from hf_decoder_reference import DecoderReference
     model = DecoderReference(folder, compute_dtype=torch.float32)
@@ -171,9 +185,14 @@ def main():
                     help="OPENBLAS_CORETYPE for PyTorch's run (default: unset, OpenBLAS detects)")
     ap.add_argument("--decoders", default="",
                     help="folder with decoder_bench's smollm2-135m and llama-3.2-1b models")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="threads for each engine: attnscope's ATTNSCOPE_THREADS and PyTorch's "
+                         "intra-op threads (default: every hardware thread, as the app uses)")
     ap.add_argument("--torch-serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--torch-decoder-serve", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    os.environ["ATTNSCOPE_BENCH_THREADS"] = str(args.threads)
+    os.environ["ATTNSCOPE_THREADS"] = str(args.threads)
     if args.torch_serve:
         torch_serve()
         return
