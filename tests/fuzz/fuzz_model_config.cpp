@@ -1,5 +1,5 @@
-// Fuzz target: config.json -> the model description (family, listing note, the gpt2 / bert
-// loaders' dimensions, and every decoder family's DecoderSpec). The folder also holds the tiny
+// Fuzz target: config.json -> the model description (family, listing note, the gpt2 (decoder) /
+// bert loaders' dimensions, and every decoder family's DecoderSpec). The folder also holds the tiny
 // fixture model's weights, so a config that parses goes on to the shape checks against real
 // tensors.
 #include <cstddef>
@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "core/model/bert/bert_network.h"
+#include "core/model/decoder/decoder_network.h"
 #include "core/model/decoder/decoder_spec.h"
-#include "core/model/gpt2/gpt2_network.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -50,8 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       try {
         const nlohmann::json config = nlohmann::json::parse(text);
         using SpecFn = DecoderSpec (*)(const nlohmann::json&, const fs::path&);
-        for (SpecFn spec :
-             {&llama_spec, &mistral_spec, &qwen2_spec, &qwen3_spec, &gemma2_spec, &gemma3_spec}) {
+        for (SpecFn spec : {&llama_spec, &mistral_spec, &qwen2_spec, &qwen3_spec, &gemma2_spec,
+                            &gemma3_spec, &gpt2_spec}) {
           try {
             (void)spec(config, folder / "config.json");
           } catch (const ModelError&) {
@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     try {
       if (folder == gpt2)
-        (void)Gpt2Network::load(folder);
+        (void)DecoderNetwork::load(folder,
+                                   gpt2_spec(read_model_config(folder), folder / "config.json"));
       else
         (void)BertNetwork::load(folder);
     } catch (const ModelError&) {

@@ -1,7 +1,7 @@
-// GPT-2, BERT and the lesson model on the opengl backend against the CPU backend: the same model
-// code runs on both, so only the ops may differ (and, through the CPU, the PyTorch golden data
-// holds). Runs in CI on llvmpipe; a missing OpenGL fails, never skips. The CPU keeps to float
-// arithmetic (CpuPrecision::kFloat).
+// GPT-2 (on the decoder network), BERT and the lesson model on the opengl backend against the CPU
+// backend: the same model code runs on both, so only the ops may differ (and, through the CPU, the
+// PyTorch golden data holds). Runs in CI on llvmpipe; a missing OpenGL fails, never skips. The CPU
+// keeps to float arithmetic (CpuPrecision::kFloat).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,8 +10,9 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/select.h"
 #include "core/model/bert/bert_network.h"
-#include "core/model/gpt2/gpt2_network.h"
+#include "core/model/decoder/decoder_network.h"
 #include "core/model/lesson/lesson_model.h"
+#include "tests/common/decoder_fixture.h"
 
 namespace attnscope {
 namespace {
@@ -52,19 +53,25 @@ TEST(TransformerOpenGlEquivalence, Gpt2MatchesTheCpu) {
   ASSERT_TRUE(gl);
   const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
   for (const char* name : {"gpt2-tiny-f32", "gpt2-tiny-bf16"}) {
-    const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+    const DecoderNetwork net = test::load_decoder_folder(fs::path(ATTNSCOPE_FIXTURES) / name);
     for (int n : {1, 7, 64}) {  // 64 = n_positions
       SCOPED_TRACE(testing::Message() << name << " n=" << n);
-      const std::vector<int> ids = sequence(n, net.config().vocab, n);
-      Gpt2Outputs a_out, b_out;
-      const AttentionTrace a = net.forward_ids(ids, *cpu, 10, &a_out);
-      const AttentionTrace b = net.forward_ids(ids, *gl, 10, &b_out);
-      EXPECT_EQ(b.backend, "opengl");
-      EXPECT_LE(worst_attention_diff(a, b), 1e-4f);
-      EXPECT_LE(max_abs_diff(a_out.final_hidden, b_out.final_hidden), 1e-4f);
-      ASSERT_EQ(a.predictions.size(), b.predictions.size());
-      EXPECT_EQ(a.predictions[0].id, b.predictions[0].id);
-      EXPECT_NEAR(a.predictions[0].probability, b.predictions[0].probability, 1e-4f);
+      const std::vector<int> ids = sequence(n, net.spec().vocab, n);
+      DecoderRequest request;
+      request.keep_final_hidden = true;
+      KvCache a_cache, b_cache;
+      const DecoderOutputs a = net.forward(ids, a_cache, *cpu, request);
+      const DecoderOutputs b = net.forward(ids, b_cache, *gl, request);
+      float worst = 0;
+      for (std::size_t l = 0; l < a.attention.size(); ++l)
+        for (std::size_t h = 0; h < a.attention[l].size(); ++h)
+          worst = std::max(worst, max_abs_diff(a.attention[l][h], b.attention[l][h]));
+      EXPECT_LE(worst, 1e-4f);
+      EXPECT_LE(max_abs_diff(a.final_hidden, b.final_hidden), 1e-4f);
+      const std::vector<Prediction> a_top = DecoderNetwork::top_predictions(a.logits, 0, 10);
+      const std::vector<Prediction> b_top = DecoderNetwork::top_predictions(b.logits, 0, 10);
+      EXPECT_EQ(a_top[0].id, b_top[0].id);
+      EXPECT_NEAR(a_top[0].probability, b_top[0].probability, 1e-4f);
       // Rows sum to 1 and the causal part is exactly 0.
       const Matrix& w = b.attention[1][1];
       for (int i = 0; i < n; ++i) {
@@ -117,11 +124,16 @@ TEST(TransformerOpenGlEquivalence, RepeatedRunsAgree) {
   const auto gl = opengl_or_fail();
   ASSERT_TRUE(gl);
   const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
-  const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
-  const std::vector<int> ids = sequence(12, net.config().vocab, 3);
-  const AttentionTrace a = net.forward_ids(ids, *gl);
-  const AttentionTrace c = net.forward_ids(ids, *cpu);
-  const AttentionTrace b = net.forward_ids(ids, *gl);
+  const DecoderNetwork net =
+      test::load_decoder_folder(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
+  const std::vector<int> ids = sequence(12, net.spec().vocab, 3);
+  auto run = [&](Backend& backend) {
+    KvCache cache;
+    return net.forward(ids, cache, backend);
+  };
+  const DecoderOutputs a = run(*gl);
+  const DecoderOutputs c = run(*cpu);  // switch backends in between
+  const DecoderOutputs b = run(*gl);
   EXPECT_EQ(max_abs_diff(a.attention[1][1], b.attention[1][1]), 0.0f);
   EXPECT_LE(max_abs_diff(a.attention[1][1], c.attention[1][1]), 1e-4f);
 }

@@ -1,7 +1,8 @@
-// GPT-2 and BERT on the CUDA backend against the CPU backend (and, through the CPU, the PyTorch
-// golden data): the same model code runs on both, so only the ops may differ. Skipped (never
-// passed) where no CUDA device exists. The CPU keeps to float arithmetic (CpuPrecision::kFloat):
-// on an AMX host its default bf16x3 kernel would differ from float by about as much as 1e-4.
+// GPT-2 (on the decoder network) and BERT on the CUDA backend against the CPU backend (and, through
+// the CPU, the PyTorch golden data): the same model code runs on both, so only the ops may differ.
+// Skipped (never passed) where no CUDA device exists. The CPU keeps to float arithmetic
+// (CpuPrecision::kFloat): on an AMX host its default bf16x3 kernel would differ from float by about
+// as much as 1e-4.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +10,8 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/select.h"
 #include "core/model/bert/bert_network.h"
-#include "core/model/gpt2/gpt2_network.h"
+#include "core/model/decoder/decoder_network.h"
+#include "tests/common/decoder_fixture.h"
 
 namespace attnscope {
 namespace {
@@ -35,22 +37,24 @@ TEST(TransformerCudaEquivalence, Gpt2MatchesTheCpu) {
   if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
   const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
   for (const char* name : {"gpt2-tiny-f32", "gpt2-tiny-bf16"}) {
-    const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+    const DecoderNetwork net = test::load_decoder_folder(fs::path(ATTNSCOPE_FIXTURES) / name);
     for (int n : {1, 7, 64}) {  // 64 = n_positions
-      const std::vector<int> ids = sequence(n, net.config().vocab, n);
-      Gpt2Outputs a_out, b_out;
-      const AttentionTrace a = net.forward_ids(ids, *cpu, 10, &a_out);
-      const AttentionTrace b = net.forward_ids(ids, *cuda, 10, &b_out);
-      EXPECT_EQ(b.backend, "cuda");
+      const std::vector<int> ids = sequence(n, net.spec().vocab, n);
+      DecoderRequest request;
+      request.keep_final_hidden = true;
+      KvCache a_cache, b_cache;
+      const DecoderOutputs a = net.forward(ids, a_cache, *cpu, request);
+      const DecoderOutputs b = net.forward(ids, b_cache, *cuda, request);
       float worst = 0;
-      for (int l = 0; l < a.layers(); ++l)
-        for (int h = 0; h < a.heads(); ++h)
+      for (std::size_t l = 0; l < a.attention.size(); ++l)
+        for (std::size_t h = 0; h < a.attention[l].size(); ++h)
           worst = std::max(worst, max_abs_diff(a.attention[l][h], b.attention[l][h]));
       EXPECT_LE(worst, 1e-4f) << name << " n=" << n;
-      EXPECT_LE(max_abs_diff(a_out.final_hidden, b_out.final_hidden), 1e-4f) << name << " n=" << n;
-      ASSERT_EQ(a.predictions.size(), b.predictions.size());
-      EXPECT_EQ(a.predictions[0].id, b.predictions[0].id) << name << " n=" << n;
-      EXPECT_NEAR(a.predictions[0].probability, b.predictions[0].probability, 1e-4f);
+      EXPECT_LE(max_abs_diff(a.final_hidden, b.final_hidden), 1e-4f) << name << " n=" << n;
+      const std::vector<Prediction> a_top = DecoderNetwork::top_predictions(a.logits, 0, 10);
+      const std::vector<Prediction> b_top = DecoderNetwork::top_predictions(b.logits, 0, 10);
+      EXPECT_EQ(a_top[0].id, b_top[0].id) << name << " n=" << n;
+      EXPECT_NEAR(a_top[0].probability, b_top[0].probability, 1e-4f);
       // Rows of the CUDA weights sum to 1 and the causal part is exactly 0.
       const Matrix& w = b.attention[1][2];
       for (int i = 0; i < n; ++i) {
@@ -91,11 +95,16 @@ TEST(TransformerCudaEquivalence, RepeatedRunsAgree) {
   const auto cuda = try_cuda_backend(why);
   if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
   const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
-  const Gpt2Network net = Gpt2Network::load(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
-  const std::vector<int> ids = sequence(12, net.config().vocab, 3);
-  const AttentionTrace a = net.forward_ids(ids, *cuda);
-  const AttentionTrace c = net.forward_ids(ids, *cpu);  // switch backends in between
-  const AttentionTrace b = net.forward_ids(ids, *cuda);
+  const DecoderNetwork net =
+      test::load_decoder_folder(fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32");
+  const std::vector<int> ids = sequence(12, net.spec().vocab, 3);
+  auto run = [&](Backend& backend) {
+    KvCache cache;
+    return net.forward(ids, cache, backend);
+  };
+  const DecoderOutputs a = run(*cuda);
+  const DecoderOutputs c = run(*cpu);  // switch backends in between
+  const DecoderOutputs b = run(*cuda);
   EXPECT_EQ(max_abs_diff(a.attention[1][1], b.attention[1][1]), 0.0f);
   EXPECT_LE(max_abs_diff(a.attention[1][1], c.attention[1][1]), 1e-4f);
 }

@@ -2,7 +2,8 @@
 // from an independent float64 PyTorch reference (tools/reference/hf_decoder_reference.py) on the
 // tiny fixtures (tools/make_fixture_models/decoder_fixtures.cpp): attention of every query head,
 // the rotated q and k the formula view shows, logits and predictions. Then the KV cache:
-// generating step by step equals one forward pass over the whole sequence.
+// generating step by step equals one forward pass over the whole sequence (GPT-2 too, whose
+// golden tests are gpt2_test.cpp's).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,7 +146,8 @@ TEST_P(DecoderCacheTest, StepByStepEqualsFullForward) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, DecoderCacheTest,
                          ::testing::Values("llama-tiny", "mistral-tiny", "qwen3-tiny",
-                                           "gemma2-tiny", "gemma3-tiny"),
+                                           "gemma2-tiny", "gemma3-tiny", "gpt2-tiny-f32",
+                                           "gpt2-tiny-bf16"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
@@ -214,7 +216,9 @@ TEST(DecoderSpecOf, FindsTheFamilyByModelTypeAndNamesAnUnknownOne) {
   const fs::path llama = fs::path(ATTNSCOPE_FIXTURES) / "llama-tiny";
   const DecoderSpec spec = decoder_spec_of(read_model_config(llama), llama / "config.json");
   EXPECT_EQ(spec.layers, read_model_config(llama)["num_hidden_layers"].get<int>());
-  for (const char* type : {"gpt2", "bert", "mamba"}) {
+  const fs::path gpt2 = fs::path(ATTNSCOPE_FIXTURES) / "gpt2-tiny-f32";
+  EXPECT_EQ(decoder_spec_of(read_model_config(gpt2), gpt2 / "config.json").kind, "gpt2");
+  for (const char* type : {"bert", "mamba"}) {
     try {
       decoder_spec_of({{"model_type", type}}, "m/config.json");
       ADD_FAILURE() << type << " accepted as a decoder family";

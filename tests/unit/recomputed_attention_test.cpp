@@ -106,9 +106,12 @@ TEST_P(RecomputedFixtureTest, TheModelKeepsQAndKPastTheBudget) {
   const double full = 4.0 * n * n * stored.layers() * stored.heads();
   EXPECT_EQ(static_cast<double>(stored.attention_bytes()), full);
   EXPECT_LT(static_cast<double>(compact.attention_bytes()), full / 8) << name << ", " << n;
+  // Two runs, so two forward passes whose tensors lie at other heap addresses: the CPU's vectorised
+  // row sums start at other alignments and the last bits may differ (1.01e-6 seen for mistral-tiny
+  // with only the heap layout changed, GLIBC_TUNABLES=glibc.malloc.tcache_count=0).
   for (int l = 0; l < stored.layers(); ++l)
     for (int h = 0; h < stored.heads(); ++h)
-      EXPECT_LE(max_abs_diff(*compact.head_weights(l, h), stored.attention[l][h]), 1e-6f)
+      EXPECT_LE(max_abs_diff(*compact.head_weights(l, h), stored.attention[l][h]), 2e-6f)
           << name << " layer " << l << " head " << h;
   // The views' cache keeps the last few heads asked for, no more.
   EXPECT_LT(static_cast<double>(compact.attention_bytes()), full / 8 + 4.0 * 4 * n * n);

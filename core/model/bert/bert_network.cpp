@@ -37,7 +37,7 @@ BertConfig read_config(const std::filesystem::path& path) {
 }
 
 TransformerShape shape_of(const BertConfig& c) {
-  return {c.d_model, c.heads, c.d_ff, c.gelu, NormPlacement::kPost, /*causal=*/false};
+  return {c.d_model, c.heads, c.d_ff, c.gelu, /*causal=*/false};
 }
 
 // nn.Linear stores [out x in]: BERT's [d x d] query/key/value are stacked into one [3d x d] weight

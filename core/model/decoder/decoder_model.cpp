@@ -72,7 +72,7 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     i.kind = s.kind;
     i.layers = s.layers;
     i.heads = s.heads;
-    i.kv_heads = s.kv_heads;
+    if (s.reports_kv_heads) i.kv_heads = s.kv_heads;
     i.capabilities.formula_steps = true;
     i.capabilities.predictions = true;
     i.capabilities.generation = true;
@@ -254,7 +254,7 @@ std::shared_ptr<const Model> load_decoder_model(const fs::path& folder, DecoderS
                                                 const std::string& name) {
   if (!has_tokenizer_files(folder))
     throw ModelError(folder.string() + ": no tokenizer found (a " + spec.kind +
-                     " model needs tokenizer.json)");
+                     " model needs tokenizer.json, or vocab.json + merges.txt)");
   std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(folder);
   DecoderNetwork network = DecoderNetwork::load(folder, std::move(spec), progress);
   if (tokenizer->vocab_size() > network.spec().vocab)

@@ -19,6 +19,22 @@ float embedding_scale(const DecoderSpec& s, DType dtype) {
                                : f16_to_float(float_to_f16(s.embedding_scale));
 }
 
+// The plain MLP's activation: the backend's gelu.
+Gelu backend_gelu(MlpActivation a) {
+  return a == MlpActivation::kGeluErf ? Gelu::kErf : Gelu::kTanh;
+}
+
+// Combinations no family uses are refused here rather than run untested.
+void check_runnable(const DecoderSpec& s) {
+  const std::string what = "a " + s.kind + " decoder";
+  if (!s.gated_mlp && s.activation == MlpActivation::kSilu)
+    throw ModelError(what + " with a plain (ungated) MLP needs a GELU activation, not silu");
+  if (s.norm == NormKind::kLayer && s.sandwich_norms)
+    throw ModelError(what + ": LayerNorm with sandwich norms is not supported");
+  if (s.positions == PositionKind::kLearned && s.max_positions <= 0)
+    throw ModelError(what + " with learned positions needs max positions > 0");
+}
+
 Activation backend_activation(MlpActivation a) {
   switch (a) {
     case MlpActivation::kSilu:
@@ -87,28 +103,41 @@ void append_vector_steps(const DecoderSpec& s, const Matrix& q, const Matrix& k,
 
 DecoderNetwork DecoderNetwork::load(const fs::path& folder, DecoderSpec spec,
                                     const ProgressFn& progress) {
+  check_runnable(spec);
   Checkpoint checkpoint = Checkpoint::open(folder);
   auto file = read_decoder_weights(checkpoint, spec, progress);
   return DecoderNetwork(std::make_shared<const DecoderSpec>(std::move(spec)), std::move(file),
-                        std::move(checkpoint));
+                        std::make_shared<const Checkpoint>(std::move(checkpoint)));
+}
+
+DecoderNetwork DecoderNetwork::from_weights(DecoderSpec spec,
+                                            std::shared_ptr<const DecoderFileWeights> weights) {
+  check_runnable(spec);
+  return DecoderNetwork(std::make_shared<const DecoderSpec>(std::move(spec)), std::move(weights),
+                        nullptr);
 }
 
 DecoderNetwork::DecoderNetwork(std::shared_ptr<const DecoderSpec> spec,
                                std::shared_ptr<const DecoderFileWeights> file,
-                               Checkpoint checkpoint)
+                               std::shared_ptr<const Checkpoint> checkpoint)
     : spec_(std::move(spec)),
       file_(std::move(file)),
-      checkpoint_(std::make_shared<const Checkpoint>(std::move(checkpoint))),
+      checkpoint_(std::move(checkpoint)),
       device_(std::make_shared<PerBackendWeights<DecoderWeights>>()) {}
 
 std::shared_ptr<const DecoderWeights> DecoderNetwork::weights_for(Backend& backend) const {
   return device_->get(backend, [&](Backend& b) {
     const DecoderFileWeights& f = *file_;
-    auto prepare = [&](const WeightView& view) {
-      auto p = b.prepare_weight(view, /*transpose_w=*/true);  // nn.Linear [out x in]: x·Wᵀ
+    // nn.Linear [out x in]: x·Wᵀ; Conv1D [in x out]: x·W. Absent matrices (Llama has no qkv,
+    // GPT-2 no q, k, v or gate) stay null.
+    auto prepare_as = [&](const WeightView& view, bool transpose) {
+      std::shared_ptr<const PreparedWeight> p;
+      if (!view.data) return p;
+      p = b.prepare_weight(view, transpose);
       release_file_pages(f, view);
       return p;
     };
+    auto prepare = [&](const WeightView& view) { return prepare_as(view, f.linear_out_by_in); };
     auto small = [&](const Tensor& t) { return t.cols > 0 ? to_backend(b, t) : Tensor{}; };
     DecoderWeights w;
     for (const DecoderLayerFileWeights& l : f.layers) {
@@ -117,11 +146,16 @@ std::shared_ptr<const DecoderWeights> DecoderNetwork::weights_for(Backend& backe
       d.post_attention_norm = small(l.post_attention_norm);
       d.pre_mlp_norm = small(l.pre_mlp_norm);
       d.post_mlp_norm = small(l.post_mlp_norm);
+      d.input_norm_bias = small(l.input_norm_bias);
+      d.post_attention_norm_bias = small(l.post_attention_norm_bias);
+      d.pre_mlp_norm_bias = small(l.pre_mlp_norm_bias);
+      d.post_mlp_norm_bias = small(l.post_mlp_norm_bias);
       d.q_norm = small(l.q_norm);
       d.k_norm = small(l.k_norm);
       d.q = prepare(l.q);
       d.k = prepare(l.k);
       d.v = prepare(l.v);
+      d.qkv = prepare(l.qkv);
       d.o = prepare(l.o);
       d.gate = prepare(l.gate);
       d.up = prepare(l.up);
@@ -129,6 +163,7 @@ std::shared_ptr<const DecoderWeights> DecoderNetwork::weights_for(Backend& backe
       d.q_bias = small(l.q_bias);
       d.k_bias = small(l.k_bias);
       d.v_bias = small(l.v_bias);
+      d.qkv_bias = small(l.qkv_bias);
       d.o_bias = small(l.o_bias);
       d.gate_bias = small(l.gate_bias);
       d.up_bias = small(l.up_bias);
@@ -136,7 +171,8 @@ std::shared_ptr<const DecoderWeights> DecoderNetwork::weights_for(Backend& backe
       w.layers.push_back(std::move(d));
     }
     w.final_norm = small(f.final_norm);
-    w.lm_head = prepare(f.lm_head);
+    w.final_norm_bias = small(f.final_norm_bias);
+    w.lm_head = prepare_as(f.lm_head, /*transpose=*/true);  // [vocab x hidden]: x·Wᵀ
     return w;
   });
 }
@@ -182,14 +218,29 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
   grow(cache, backend, m);
 
-  const int dh = s.head_dim, q_cols = s.heads * dh;
+  const int dh = s.head_dim, q_cols = s.heads * dh, kv_cols = s.kv_heads * dh;
+  // RMSNorm or LayerNorm; `out` may be `in` (in place) for RMSNorm only (check_runnable).
+  auto norm = [&](const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& out) {
+    if (s.norm == NormKind::kLayer)
+      backend.layer_norm(in, weight, bias, s.norm_eps, out);
+    else
+      backend.rms_norm(in, weight, s.norm_eps, s.norm_offset, out);
+  };
   Tensor x = backend.alloc(n, s.hidden);  // the residual stream
   backend.embedding(file_->embed, ids, x);
   const float emb_scale = embedding_scale(s, file_->dtype);
   if (emb_scale != 1.0f) backend.scale(x, emb_scale);
   Tensor normed = backend.alloc(n, s.hidden), projected = backend.alloc(n, s.hidden);
+  if (s.positions == PositionKind::kLearned) {  // x += wpe[past … past + n - 1]
+    std::vector<int> positions(n);
+    std::iota(positions.begin(), positions.end(), past);
+    backend.embedding(file_->positions, positions, projected);
+    backend.add(x, projected);
+  }
   Tensor q = backend.alloc(n, q_cols), context = backend.alloc(n, q_cols);
-  Tensor gate = backend.alloc(n, s.ff), up = backend.alloc(n, s.ff);
+  const bool fused_qkv = !w->layers.empty() && w->layers[0].qkv;
+  Tensor qkv = fused_qkv ? backend.alloc(n, q_cols + 2 * kv_cols) : Tensor{};
+  Tensor gate = s.gated_mlp ? backend.alloc(n, s.ff) : Tensor{}, up = backend.alloc(n, s.ff);
   const bool keep_weights = request.keep_attention || request.keep_steps;
   std::vector<Matrix> scratch_weights;
 
@@ -198,17 +249,26 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     const DecoderLayerSpec& layer = s.layer[l];
     const std::vector<float>& inv_freq = layer.local_rope ? s.rope_local.inv_freq : s.rope.inv_freq;
     // Attention block. The new keys and values go straight into the cache rows of their positions.
-    backend.rms_norm(x, L.input_norm, s.norm_eps, s.norm_offset, normed);
+    norm(x, L.input_norm, L.input_norm_bias, normed);
     Tensor k_new = cache.k_[l].rows_view(past, n), v_new = cache.v_[l].rows_view(past, n);
-    backend.linear(normed, *L.q, L.q_bias, q);      // [n x heads·dh]
-    backend.linear(normed, *L.k, L.k_bias, k_new);  // [n x kv·dh]
-    backend.linear(normed, *L.v, L.v_bias, v_new);  // [n x kv·dh]
-    if (s.qk_norm) {                                // per head: the weight is [1 x dh]
+    if (fused_qkv) {  // one projection [n x q·dh | kv·dh | kv·dh], split
+      backend.linear(normed, *L.qkv, L.qkv_bias, qkv);
+      backend.copy(qkv.cols_view(0, q_cols), q);
+      backend.copy(qkv.cols_view(q_cols, kv_cols), k_new);
+      backend.copy(qkv.cols_view(q_cols + kv_cols, kv_cols), v_new);
+    } else {
+      backend.linear(normed, *L.q, L.q_bias, q);      // [n x heads·dh]
+      backend.linear(normed, *L.k, L.k_bias, k_new);  // [n x kv·dh]
+      backend.linear(normed, *L.v, L.v_bias, v_new);  // [n x kv·dh]
+    }
+    if (s.qk_norm) {  // per head: the weight is [1 x dh]
       backend.rms_norm(q, L.q_norm, s.norm_eps, s.norm_offset, q);
       backend.rms_norm(k_new, L.k_norm, s.norm_eps, s.norm_offset, k_new);
     }
-    backend.rope(q, s.heads, dh, inv_freq, past);
-    backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
+    if (s.positions == PositionKind::kRope) {
+      backend.rope(q, s.heads, dh, inv_freq, past);
+      backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
+    }
     AttentionMask mask;
     mask.causal = true;
     mask.window = layer.window;
@@ -237,17 +297,23 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     }
     backend.linear(context, *L.o, L.o_bias, projected);  // [n x hidden]
     if (s.sandwich_norms)
-      backend.rms_norm(projected, L.post_attention_norm, s.norm_eps, s.norm_offset, projected);
+      norm(projected, L.post_attention_norm, L.post_attention_norm_bias, projected);
     backend.add(x, projected);
-    // MLP block: down(act(gate(h)) · up(h)).
-    const Tensor& mlp_norm = s.sandwich_norms ? L.pre_mlp_norm : L.post_attention_norm;
-    backend.rms_norm(x, mlp_norm, s.norm_eps, s.norm_offset, normed);
-    backend.linear(normed, *L.gate, L.gate_bias, gate);
-    backend.linear(normed, *L.up, L.up_bias, up);
-    backend.gated_activation(gate, up, backend_activation(s.activation), gate);
-    backend.linear(gate, *L.down, L.down_bias, projected);
+    // MLP block: down(act(gate(h)) · up(h)), or down(act(up(h))).
     if (s.sandwich_norms)
-      backend.rms_norm(projected, L.post_mlp_norm, s.norm_eps, s.norm_offset, projected);
+      norm(x, L.pre_mlp_norm, L.pre_mlp_norm_bias, normed);
+    else
+      norm(x, L.post_attention_norm, L.post_attention_norm_bias, normed);
+    backend.linear(normed, *L.up, L.up_bias, up);
+    if (s.gated_mlp) {
+      backend.linear(normed, *L.gate, L.gate_bias, gate);
+      backend.gated_activation(gate, up, backend_activation(s.activation), gate);
+      backend.linear(gate, *L.down, L.down_bias, projected);
+    } else {
+      backend.gelu(up, backend_gelu(s.activation));
+      backend.linear(up, *L.down, L.down_bias, projected);
+    }
+    if (s.sandwich_norms) norm(projected, L.post_mlp_norm, L.post_mlp_norm_bias, projected);
     backend.add(x, projected);
   }
   cache.length_ = m;
@@ -255,8 +321,8 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   // The LM head only for the rows asked for: the vocabulary is the largest matrix of the model.
   const int rows = request.all_logits ? n : 1;
   Tensor final_normed = backend.alloc(rows, s.hidden);
-  backend.rms_norm(x.rows_view(n - rows, rows), w->final_norm, s.norm_eps, s.norm_offset,
-                   final_normed);
+  norm(x.rows_view(n - rows, rows), w->final_norm, w->final_norm_bias, final_normed);
+  if (request.keep_final_hidden) out.final_hidden = backend.download(final_normed);
   Tensor logits = backend.alloc(rows, s.vocab);
   backend.linear(final_normed, *w->lm_head, Tensor{}, logits);
   if (s.final_softcap > 0) backend.softcap(logits, s.final_softcap);

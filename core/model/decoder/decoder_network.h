@@ -3,14 +3,16 @@
 // tokenizer), with a KV cache: a call runs only the new tokens, attending to every cached one, so
 // generating step k costs one token's work.
 //
-//   x = embed(ids) · embedding_scale                                  [n x hidden]
-//   per layer:  h = rms_norm(x)
+//   x = embed(ids) · embedding_scale (+ wpe[positions] when learned)  [n x hidden]
+//   per layer:  h = norm(x)                                          (RMSNorm or LayerNorm)
 //               q, k, v = h·Wq (+b), h·Wk (+b), h·Wv (+b)             [n x heads·dh], [n x kv·dh]
+//                         (or one h·Wqkv (+b) split in three: GPT-2's c_attn)
 //               q, k = rms_norm per head (qk_norm); rope(q), rope(k)   at positions past..past+n-1
-//               cache += k, v;  a = attention(q, cache) · Wo           (query head h uses KV head
-//               h/group) x += sandwich ? rms_norm(a) : a h = rms_norm(x);  m = down(act(gate(h)) ·
-//               up(h));  x += sandwich ? rms_norm(m) : m
-//   logits = softcap(rms_norm(x) · lm_headᵀ)                          [rows x vocab]
+//               cache += k, v;  a = attention(q, cache) · Wo    (query head h uses KV head h/group)
+//               x += sandwich ? norm(a) : a
+//               h = norm(x);  m = down(act(gate(h)) · up(h))  or  down(act(up(h)))  (plain MLP)
+//               x += sandwich ? norm(m) : m
+//   logits = softcap(norm(x) · lm_headᵀ)                              [rows x vocab]
 //
 // Weights stay in their file's precision (memory-mapped) until a backend prepares them
 // (Backend::prepare_weight widens inside its kernels); the pages of a prepared tensor are handed
@@ -33,16 +35,25 @@ namespace attnscope {
 // matrices are views of the file.
 struct DecoderLayerFileWeights {
   Tensor input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm;  // [1 x hidden]
-  Tensor q_norm, k_norm;                                                // [1 x head_dim]
-  WeightView q, k, v, o, gate, up, down;  // nn.Linear layout [out x in]
-  Tensor q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;  // [1 x out] or empty
+  // LayerNorm's biases of the same norms (NormKind::kLayer), else empty.
+  Tensor input_norm_bias, post_attention_norm_bias, pre_mlp_norm_bias, post_mlp_norm_bias;
+  Tensor q_norm, k_norm;  // [1 x head_dim]
+  // In the file's layout (DecoderFileWeights::linear_out_by_in). q, k, v, or instead qkv: the
+  // three side by side, q's columns first (GPT-2's c_attn).
+  WeightView q, k, v, qkv, o, gate, up, down;
+  Tensor q_bias, k_bias, v_bias, qkv_bias, o_bias, gate_bias, up_bias,
+      down_bias;  // [1 x out] or empty
 };
 
 struct DecoderFileWeights {
-  WeightView embed;    // [vocab x hidden]
-  WeightView lm_head;  // [vocab x hidden] (the embedding itself when tied)
-  Tensor final_norm;   // [1 x hidden]
+  WeightView embed;      // [vocab x hidden]
+  WeightView positions;  // [max_positions x hidden]: learned positions (PositionKind::kLearned)
+  WeightView lm_head;    // [vocab x hidden] (the embedding itself when tied)
+  Tensor final_norm, final_norm_bias;  // [1 x hidden]; the bias for LayerNorm only
   std::vector<DecoderLayerFileWeights> layers;
+  // The layers' matrices are nn.Linear's [out x in] (y = x·Wᵀ), or Conv1D's [in x out] (y = x·W,
+  // GPT-2). The embedding and LM head are [vocab x hidden] either way.
+  bool linear_out_by_in = true;
   DType dtype = DType::kF32;  // the embedding's (Gemma rounds its √hidden to it)
   std::set<const void*>
       mapped;  // matrices that lie in a file mapping (their pages can be released)
@@ -59,12 +70,13 @@ void release_file_pages(const DecoderFileWeights& file, const WeightView& w);
 // What a backend runs: matrices prepared by that backend, small tensors in its memory.
 struct DecoderLayerWeights {
   Tensor input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm, q_norm, k_norm;
-  std::shared_ptr<const PreparedWeight> q, k, v, o, gate, up, down;
-  Tensor q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
+  Tensor input_norm_bias, post_attention_norm_bias, pre_mlp_norm_bias, post_mlp_norm_bias;
+  std::shared_ptr<const PreparedWeight> q, k, v, qkv, o, gate, up, down;
+  Tensor q_bias, k_bias, v_bias, qkv_bias, o_bias, gate_bias, up_bias, down_bias;
 };
 struct DecoderWeights {
   std::vector<DecoderLayerWeights> layers;
-  Tensor final_norm;
+  Tensor final_norm, final_norm_bias;
   std::shared_ptr<const PreparedWeight> lm_head;
 };
 
@@ -92,6 +104,8 @@ struct DecoderOutputs {
   std::vector<AttentionInputs> attention_inputs;
   // [rows x vocab]: the last position's logits, or every new position's (all_logits).
   Matrix logits;
+  // When asked (keep_final_hidden): the same rows of the hidden state after the final norm.
+  Matrix final_hidden;
 };
 
 struct DecoderRequest {
@@ -100,6 +114,7 @@ struct DecoderRequest {
   bool keep_attention_inputs = false;  // each layer's Q and K instead (long inputs; see trace.h)
   bool keep_steps = false;
   bool keep_vector_steps = false;  // only q, k, v of each head (long inputs; see trace.h)
+  bool keep_final_hidden = false;  // the final norm's output (tests against references)
 };
 
 class DecoderNetwork {
@@ -108,6 +123,10 @@ class DecoderNetwork {
   // tensor, the expected and the found shape or dtype.
   static DecoderNetwork load(const std::filesystem::path& folder, DecoderSpec spec,
                              const ProgressFn& progress = {});
+  // A network on weights made in memory (benchmarks with random weights of a real model's shape);
+  // the views' owners keep the memory alive. Throws ModelError for a spec the network cannot run.
+  static DecoderNetwork from_weights(DecoderSpec spec,
+                                     std::shared_ptr<const DecoderFileWeights> weights);
 
   const DecoderSpec& spec() const { return *spec_; }
 
@@ -122,7 +141,8 @@ class DecoderNetwork {
 
  private:
   DecoderNetwork(std::shared_ptr<const DecoderSpec> spec,
-                 std::shared_ptr<const DecoderFileWeights> file, Checkpoint checkpoint);
+                 std::shared_ptr<const DecoderFileWeights> file,
+                 std::shared_ptr<const Checkpoint> checkpoint);
   std::shared_ptr<const DecoderWeights> weights_for(Backend& backend) const;
   void grow(KvCache& cache, Backend& backend, int needed) const;
 

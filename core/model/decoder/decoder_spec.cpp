@@ -22,8 +22,10 @@ double number(const nlohmann::json& j, const std::string& key, double fallback,
   return it->get<double>();
 }
 
-std::vector<int> id_list(const nlohmann::json& config, const std::string& key,
-                         const fs::path& where) {
+}  // namespace
+
+std::vector<int> config_token_ids(const nlohmann::json& config, const std::string& key,
+                                  const fs::path& where) {
   const auto it = config.find(key);
   if (it == config.end() || it->is_null()) return {};
   std::vector<int> ids;
@@ -39,8 +41,6 @@ std::vector<int> id_list(const nlohmann::json& config, const std::string& key,
     add(*it);
   return ids;
 }
-
-}  // namespace
 
 RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
                    const fs::path& where) {
@@ -164,9 +164,9 @@ DecoderSpec common_decoder_spec(const nlohmann::json& config, const fs::path& wh
   s.layer.assign(s.layers, DecoderLayerSpec{});
   const auto tie = config.find("tie_word_embeddings");
   s.tied_embeddings = (tie != config.end() && tie->is_boolean()) ? tie->get<bool>() : tied_default;
-  const std::vector<int> bos = id_list(config, "bos_token_id", where);
+  const std::vector<int> bos = config_token_ids(config, "bos_token_id", where);
   s.bos_id = bos.empty() ? -1 : bos.front();
-  s.eos_ids = id_list(config, "eos_token_id", where);
+  s.eos_ids = config_token_ids(config, "eos_token_id", where);
   // Gemma configs name it hidden_activation (hidden_act may be there too, sometimes null).
   std::string act = "silu";
   for (const char* key : {"hidden_act", "hidden_activation"})

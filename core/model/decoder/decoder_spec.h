@@ -1,7 +1,7 @@
 #pragma once
 // The description of a decoder-only transformer that every family's config.json maps to: what
-// differs between Llama, Mistral, Qwen2, Qwen3, Gemma 2 and Gemma 3 is data here, not code. One
-// network (decoder_network.h) runs any description; a family is one file that fills it in
+// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2 and Gemma 3 is data here, not code.
+// One network (decoder_network.h) runs any description; a family is one file that fills it in
 // (families/*.cpp) plus one registration line (core/model/hf/hf_families.cpp).
 #include <filesystem>
 #include <string>
@@ -12,6 +12,19 @@
 namespace attnscope {
 
 enum class MlpActivation { kSilu, kGeluTanh, kGeluErf };
+
+// RMSNorm (x / rms(x) · w, Llama onwards) or LayerNorm with a bias ((x - mean) / sd · w + b,
+// GPT-2).
+enum class NormKind { kRms, kLayer };
+
+// Where positions come from: rotary embeddings of q and k (RoPE), or a learned table added to the
+// token embeddings (GPT-2's wpe, one row per position up to max_positions).
+enum class PositionKind { kRope, kLearned };
+
+// How a family names and lays out its tensors in safetensors: Hugging Face's LlamaForCausalLM names
+// (model.layers.N.self_attn.q_proj, nn.Linear [out x in]), or GPT-2's (h.N.attn.c_attn, one
+// combined q|k|v projection, Conv1D [in x out], optionally under "transformer.").
+enum class TensorNames { kLlama, kGpt2 };
 
 // Rotary position embedding in Hugging Face's rotate_half convention: dimension i and i + dh/2 of a
 // head form a pair rotated by position · inv_freq[i].
@@ -28,11 +41,16 @@ struct DecoderSpec {
   std::string kind;  // config.json's model_type: "llama", "mistral", "qwen2", …
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0, vocab = 0;
   int max_positions = 0;
-  // RMSNorm: x / rms(x) · w, or Gemma's x / rms(x) · (1 + w) (norm_offset 1).
+  // RMSNorm: x / rms(x) · w, or Gemma's x / rms(x) · (1 + w) (norm_offset 1); or LayerNorm with
+  // weight and bias (norm_offset unused). q_norm / k_norm are always RMSNorm.
+  NormKind norm = NormKind::kRms;
   float norm_eps = 1e-6f;
   float norm_offset = 0.0f;
   bool sandwich_norms = false;  // Gemma: normed again after attention and after the MLP
-  MlpActivation activation = MlpActivation::kSilu;  // gate: down(act(gate(x)) · up(x))
+  PositionKind positions = PositionKind::kRope;
+  // Gated: down(act(gate(x)) · up(x)); plain: down(act(up(x))) (GPT-2; GELU activations only).
+  bool gated_mlp = true;
+  MlpActivation activation = MlpActivation::kSilu;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   bool qk_norm = false;            // per-head RMSNorm of q and k before RoPE (Qwen3, Gemma 3)
   float attention_scale = 0.0f;    // 1/√head_dim, or query_pre_attn_scalar^-½
@@ -43,6 +61,11 @@ struct DecoderSpec {
   RopeSpec rope, rope_local;
   std::vector<DecoderLayerSpec> layer;  // [layers]
   bool tied_embeddings = false;
+  TensorNames tensor_names = TensorNames::kLlama;
+  // Whether traces report kv_heads: the config has grouped-query attention's notion of KV heads
+  // (num_key_value_heads). GPT-2's plain multi-head attention has none; its traces keep the keys
+  // they always had.
+  bool reports_kv_heads = true;
   int bos_id = -1;
   std::vector<int> eos_ids;
 
@@ -62,6 +85,10 @@ DecoderSpec common_decoder_spec(const nlohmann::json& config, const std::filesys
 RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
                    const std::filesystem::path& where);
 
+// A token id or a list of them (bos_token_id, eos_token_id); empty when absent or null.
+std::vector<int> config_token_ids(const nlohmann::json& config, const std::string& key,
+                                  const std::filesystem::path& where);
+
 MlpActivation activation_from_name(const std::string& name, const std::filesystem::path& where);
 
 // The sliding window of every layer from HF's layer_types list ("sliding_attention" /
@@ -77,5 +104,6 @@ DecoderSpec qwen2_spec(const nlohmann::json& config, const std::filesystem::path
 DecoderSpec qwen3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma3_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 
 }  // namespace attnscope

@@ -1,5 +1,6 @@
-// Reading a decoder's tensors (Hugging Face's LlamaForCausalLM naming, which every family here
-// shares) as views of the memory-mapped safetensors, with the shape and dtype checks and messages.
+// Reading a decoder's tensors as views of the memory-mapped safetensors, with the shape and dtype
+// checks and messages: Hugging Face's LlamaForCausalLM naming, which the modern families share, or
+// GPT-2's (TensorNames in decoder_spec.h).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -73,18 +74,13 @@ class DecoderTensorReader {
   const Checkpoint& c_;
 };
 
-}  // namespace
-
-std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint& checkpoint,
-                                                               const DecoderSpec& s,
-                                                               const ProgressFn& progress) {
-  DecoderTensorReader r(checkpoint);
-  auto w = std::make_shared<DecoderFileWeights>();
+void read_llama_named(DecoderTensorReader& r, const DecoderSpec& s, DecoderFileWeights& w,
+                      const ProgressFn& progress) {
   const int q_out = s.heads * s.head_dim, kv_out = s.kv_heads * s.head_dim;
-  w->embed = r.matrix("model.embed_tokens.weight", s.vocab, s.hidden);
-  w->dtype = w->embed.dtype;
-  w->lm_head = s.tied_embeddings ? w->embed : r.matrix("lm_head.weight", s.vocab, s.hidden);
-  w->final_norm = r.vector("model.norm.weight", s.hidden);
+  w.embed = r.matrix("model.embed_tokens.weight", s.vocab, s.hidden);
+  w.lm_head = s.tied_embeddings ? w.embed : r.matrix("lm_head.weight", s.vocab, s.hidden);
+  w.final_norm = r.vector("model.norm.weight", s.hidden);
+  if (s.norm == NormKind::kLayer) w.final_norm_bias = r.vector("model.norm.bias", s.hidden);
   for (int i = 0; i < s.layers; ++i) {
     if (progress) progress(static_cast<double>(i) / s.layers, "reading layer " + std::to_string(i));
     const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -95,6 +91,10 @@ std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint&
       l.pre_mlp_norm = r.vector(p + "pre_feedforward_layernorm.weight", s.hidden);
       l.post_mlp_norm = r.vector(p + "post_feedforward_layernorm.weight", s.hidden);
     }
+    if (s.norm == NormKind::kLayer) {
+      l.input_norm_bias = r.vector(p + "input_layernorm.bias", s.hidden);
+      l.post_attention_norm_bias = r.vector(p + "post_attention_layernorm.bias", s.hidden);
+    }
     if (s.qk_norm) {
       l.q_norm = r.vector(p + "self_attn.q_norm.weight", s.head_dim);
       l.k_norm = r.vector(p + "self_attn.k_norm.weight", s.head_dim);
@@ -103,18 +103,73 @@ std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint&
     l.k = r.matrix(p + "self_attn.k_proj.weight", kv_out, s.hidden);
     l.v = r.matrix(p + "self_attn.v_proj.weight", kv_out, s.hidden);
     l.o = r.matrix(p + "self_attn.o_proj.weight", s.hidden, q_out);
-    l.gate = r.matrix(p + "mlp.gate_proj.weight", s.ff, s.hidden);
+    if (s.gated_mlp) l.gate = r.matrix(p + "mlp.gate_proj.weight", s.ff, s.hidden);
     l.up = r.matrix(p + "mlp.up_proj.weight", s.ff, s.hidden);
     l.down = r.matrix(p + "mlp.down_proj.weight", s.hidden, s.ff);
     l.q_bias = r.bias(p + "self_attn.q_proj.bias", q_out, s.qkv_bias);
     l.k_bias = r.bias(p + "self_attn.k_proj.bias", kv_out, s.qkv_bias);
     l.v_bias = r.bias(p + "self_attn.v_proj.bias", kv_out, s.qkv_bias);
     l.o_bias = r.bias(p + "self_attn.o_proj.bias", s.hidden, s.o_bias);
-    l.gate_bias = r.bias(p + "mlp.gate_proj.bias", s.ff, s.mlp_bias);
+    l.gate_bias = r.bias(p + "mlp.gate_proj.bias", s.ff, s.mlp_bias && s.gated_mlp);
     l.up_bias = r.bias(p + "mlp.up_proj.bias", s.ff, s.mlp_bias);
     l.down_bias = r.bias(p + "mlp.down_proj.bias", s.hidden, s.mlp_bias);
-    w->layers.push_back(std::move(l));
+    w.layers.push_back(std::move(l));
   }
+}
+
+// GPT2LMHeadModel saves "transformer.h.0…" (and lm_head.weight, the tied wte again); GPT2Model
+// saves "h.0…". The causal-mask buffers attn.bias / attn.masked_bias are never asked for. Conv1D
+// stores [in x out]; c_attn is q, k and v side by side.
+void read_gpt2_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderSpec& s,
+                     DecoderFileWeights& w, const ProgressFn& progress) {
+  if (s.gated_mlp || s.norm != NormKind::kLayer || s.sandwich_norms || s.qk_norm)
+    throw ModelError(c.folder().string() +
+                     ": GPT-2's tensors hold a plain MLP and LayerNorms, not what the config asks");
+  const std::string t = c.has("transformer.wte.weight") ? "transformer." : "";
+  const int d = s.hidden, q_out = s.heads * s.head_dim, kv_out = s.kv_heads * s.head_dim;
+  const int qkv_out = q_out + 2 * kv_out;
+  w.linear_out_by_in = false;
+  w.embed = r.matrix(t + "wte.weight", s.vocab, d);
+  if (s.positions == PositionKind::kLearned)
+    w.positions = r.matrix(t + "wpe.weight", s.max_positions, d);
+  w.lm_head = s.tied_embeddings ? w.embed : r.matrix("lm_head.weight", s.vocab, d);
+  w.final_norm = r.vector(t + "ln_f.weight", d);
+  w.final_norm_bias = r.vector(t + "ln_f.bias", d);
+  for (int i = 0; i < s.layers; ++i) {
+    if (progress) progress(static_cast<double>(i) / s.layers, "reading layer " + std::to_string(i));
+    const std::string p = t + "h." + std::to_string(i) + ".";
+    DecoderLayerFileWeights l;
+    l.input_norm = r.vector(p + "ln_1.weight", d);
+    l.input_norm_bias = r.vector(p + "ln_1.bias", d);
+    l.post_attention_norm = r.vector(p + "ln_2.weight", d);
+    l.post_attention_norm_bias = r.vector(p + "ln_2.bias", d);
+    l.qkv = r.matrix(p + "attn.c_attn.weight", d, qkv_out);
+    l.qkv_bias = r.bias(p + "attn.c_attn.bias", qkv_out, s.qkv_bias);
+    l.o = r.matrix(p + "attn.c_proj.weight", q_out, d);
+    l.o_bias = r.bias(p + "attn.c_proj.bias", d, s.o_bias);
+    l.up = r.matrix(p + "mlp.c_fc.weight", d, s.ff);
+    l.up_bias = r.bias(p + "mlp.c_fc.bias", s.ff, s.mlp_bias);
+    l.down = r.matrix(p + "mlp.c_proj.weight", s.ff, d);
+    l.down_bias = r.bias(p + "mlp.c_proj.bias", d, s.mlp_bias);
+    w.layers.push_back(std::move(l));
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint& checkpoint,
+                                                               const DecoderSpec& s,
+                                                               const ProgressFn& progress) {
+  DecoderTensorReader r(checkpoint);
+  auto w = std::make_shared<DecoderFileWeights>();
+  if (s.positions == PositionKind::kLearned && s.tensor_names != TensorNames::kGpt2)
+    throw ModelError(checkpoint.folder().string() + ": a " + s.kind +
+                     " model with learned positions: only GPT-2's tensor names carry them");
+  if (s.tensor_names == TensorNames::kGpt2)
+    read_gpt2_named(checkpoint, r, s, *w, progress);
+  else
+    read_llama_named(r, s, *w, progress);
+  w->dtype = w->embed.dtype;
   w->mapped = std::move(r.mapped);
   if (progress) progress(1.0, "weights mapped");
   return w;

@@ -2,16 +2,11 @@
 
 #include "core/model/bert/bert_model.h"
 #include "core/model/decoder/decoder_model.h"
-#include "core/model/gpt2/gpt2_model.h"
 #include "core/util/error.h"
 
 namespace attnscope {
 namespace {
 
-std::shared_ptr<const Model> gpt2(const std::filesystem::path& folder, const nlohmann::json&,
-                                  const ProgressFn& progress) {
-  return load_gpt2_model(folder, progress);
-}
 std::shared_ptr<const Model> bert(const std::filesystem::path& folder, const nlohmann::json&,
                                   const ProgressFn& progress) {
   return load_bert_model(folder, progress);
@@ -27,7 +22,7 @@ std::shared_ptr<const Model> decoder(const std::filesystem::path& folder,
 
 const std::vector<HfFamily>& hf_families() {
   static const std::vector<HfFamily> families = {
-      {"gpt2", "GPT2", gpt2},
+      {"gpt2", "GPT2", decoder<gpt2_spec>, gpt2_spec},
       {"bert", "Bert", bert},
       {"llama", "Llama", decoder<llama_spec>, llama_spec},
       {"mistral", "Mistral", decoder<mistral_spec>, mistral_spec},

@@ -1,7 +1,7 @@
 #pragma once
 // The model families attnscope opens from Hugging Face folders, by config.json's model_type: one
-// line each in hf_families.cpp. A decoder family is a DecoderSpec mapping (core/model/decoder/
-// families/*.cpp); GPT-2 and BERT have loaders of their own.
+// line each in hf_families.cpp. A decoder family (GPT-2 among them) is a DecoderSpec mapping
+// (core/model/decoder/families/*.cpp); BERT, an encoder, has a loader of its own.
 #include <filesystem>
 #include <memory>
 #include <string>

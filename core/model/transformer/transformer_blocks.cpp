@@ -113,28 +113,16 @@ void transformer_layer_forward(Backend& backend, const TransformerShape& shape,
                                const TransformerLayerWeights& w, Tensor& x,
                                TransformerWorkspace& ws, std::vector<Matrix>* head_weights,
                                std::vector<HeadSteps>* head_steps, bool full_steps) {
-  if (shape.norm == NormPlacement::kPre) {
-    // GPT-2: x = x + attn(LN1(x)); x = x + mlp(LN2(x))
-    backend.layer_norm(x, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps, ws.normed);
-    self_attention_forward(backend, shape, w, ws.normed, ws, head_weights, head_steps, full_steps);
-    backend.add(x, ws.projected);
-    backend.layer_norm(x, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, ws.normed);
-    linear_forward(backend, ws.normed, w.mlp_up, ws.hidden);
-    backend.gelu(ws.hidden, shape.gelu);
-    linear_forward(backend, ws.hidden, w.mlp_down, ws.projected);
-    backend.add(x, ws.projected);
-  } else {
-    // BERT: x = LN1(x + attn(x)); x = LN2(x + mlp(x))
-    self_attention_forward(backend, shape, w, x, ws, head_weights, head_steps, full_steps);
-    backend.add(ws.projected, x);
-    backend.layer_norm(ws.projected, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps,
-                       x);
-    linear_forward(backend, x, w.mlp_up, ws.hidden);
-    backend.gelu(ws.hidden, shape.gelu);
-    linear_forward(backend, ws.hidden, w.mlp_down, ws.projected);
-    backend.add(ws.projected, x);
-    backend.layer_norm(ws.projected, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, x);
-  }
+  // Post-LayerNorm (BERT): x = LN1(x + attn(x)); x = LN2(x + mlp(x))
+  self_attention_forward(backend, shape, w, x, ws, head_weights, head_steps, full_steps);
+  backend.add(ws.projected, x);
+  backend.layer_norm(ws.projected, w.ln_attention.gamma, w.ln_attention.beta, w.ln_attention.eps,
+                     x);
+  linear_forward(backend, x, w.mlp_up, ws.hidden);
+  backend.gelu(ws.hidden, shape.gelu);
+  linear_forward(backend, ws.hidden, w.mlp_down, ws.projected);
+  backend.add(ws.projected, x);
+  backend.layer_norm(ws.projected, w.ln_mlp.gamma, w.ln_mlp.beta, w.ln_mlp.eps, x);
 }
 
 void check_token_ids(const std::vector<int>& ids, int positions, int vocab,

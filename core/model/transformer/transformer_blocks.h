@@ -1,8 +1,9 @@
 #pragma once
-// The building blocks every transformer here is made of — linear layers, multi-head attention that
-// keeps every head's weights, the MLP, whole encoder/decoder layers — written once on the Backend
-// interface, so GPT-2 and BERT, on the CPU and on CUDA, run the very same code (llm.c's lesson,
-// without its copy-pasted CPU/CUDA model files).
+// The encoder's building blocks (BERT) — linear layers, multi-head attention that keeps every
+// head's weights, the MLP, whole post-LayerNorm layers — written once on the Backend interface, so
+// the CPU, CUDA and OpenGL run the very same code (llm.c's lesson, without its copy-pasted CPU/CUDA
+// model files). The decoders, GPT-2 among them, run core/model/decoder's network; PerBackendWeights
+// below serves both.
 //
 // Weights are Tensors. Loaded weights live in host memory as "host tensors" (see host_tensor),
 // which the CPU backend reads in place; any other backend gets its own copy through to_backend().
@@ -24,7 +25,7 @@ Tensor to_backend(Backend& backend, const Tensor& host);
 // Host tensor -> Matrix (a copy).
 Matrix host_matrix(const Tensor& host);
 
-// y = x·W + b. `weight` is [in x out] (GPT-2's Conv1D) or, when `out_by_in`, [out x in] (BERT's
+// y = x·W + b. `weight` is [in x out] (Conv1D's layout) or, when `out_by_in`, [out x in] (BERT's
 // nn.Linear, computed as x·Wᵀ without transposing anything in memory).
 struct LinearWeights {
   Tensor weight;
@@ -42,22 +43,18 @@ struct LayerNormWeights {
   float eps = 1e-5f;
 };
 
-// Pre-LayerNorm (GPT-2: x + f(LN(x))) or post-LayerNorm (BERT: LN(x + f(x))).
-enum class NormPlacement { kPre, kPost };
-
 struct TransformerShape {
   int d_model = 0;
   int heads = 0;
   int d_ff = 0;
   Gelu gelu = Gelu::kTanh;
-  NormPlacement norm = NormPlacement::kPre;
   bool causal = false;
   int head_dim() const { return d_model / heads; }
 };
 
 struct TransformerLayerWeights {
-  LayerNormWeights ln_attention;  // GPT-2 ln_1 (before), BERT attention.output.LayerNorm (after)
-  LayerNormWeights ln_mlp;        // GPT-2 ln_2 (before), BERT output.LayerNorm (after)
+  LayerNormWeights ln_attention;  // BERT attention.output.LayerNorm (after attention)
+  LayerNormWeights ln_mlp;        // BERT output.LayerNorm (after the MLP)
   LinearWeights qkv;              // [d -> 3d]: columns [0,d) are Q, [d,2d) K, [2d,3d) V
   LinearWeights attention_out;    // [d -> d]
   LinearWeights mlp_up;           // [d -> d_ff]
