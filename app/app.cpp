@@ -54,6 +54,15 @@ void App::submit(int slot) {
   worker_.submit(slot, std::move(job));
 }
 
+std::uint64_t App::submit_lesson_job(int worker_slot, std::shared_ptr<const Model> model,
+                                     const std::string& text) {
+  ComputeJob job{std::move(model), state.backend, text, next_lesson_job_id_++, std::nullopt};
+  job.summarize = true;
+  const std::uint64_t id = job.id;
+  worker_.submit(worker_slot, std::move(job));
+  return id;
+}
+
 void App::submit_all() {
   for (int s = 0; s < kSlots; ++s) submit(s);
 }

@@ -3,6 +3,7 @@
 // controls call (open a model, change options, load a preset). The frame loop lives in
 // gui_main.cpp, the drawing in ui/main_window.cpp and views/.
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ class App {
   bool generating(int slot) const { return worker_.generating(slot); }
   void step_timeline(int slot, int delta);
   void refresh_model_list();
+  // The guided lesson's real model (app/lesson/lesson_real.h) on the worker's extra slots
+  // kSlots..kWorkerSlots-1, with head summaries: returns the job's id (results answer it).
+  std::uint64_t submit_lesson_job(int worker_slot, std::shared_ptr<const Model> model,
+                                  const std::string& text);
+  std::shared_ptr<const ComputeResult> lesson_job_result(int worker_slot) const {
+    return worker_.result(worker_slot);
+  }
 
   LoadProgress load_progress() const { return loader_.progress(); }
   bool computing() const { return worker_.busy(0) || worker_.busy(1); }
@@ -69,6 +77,7 @@ class App {
   void on_trace(int slot);
   Worker worker_;
   ModelLoader loader_;
+  std::uint64_t next_lesson_job_id_ = 1;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
 };
 

@@ -243,6 +243,9 @@ int run_gui(const GuiOptions& options) {
     }
   }
   if (options.lesson_step > 0) {
+    // The model asked for is still loading: it is what the explorer shows, so the lesson keeps
+    // it (restored when the lesson ends, shown beside the lesson model at steps 7 and 8).
+    if (!options.model_instance && !options.model.empty()) app.state.model_spec = options.model;
     enter_lesson(app, options.lesson_step);
     if (options.theme.empty()) prefs.light_theme = true;  // the projector theme
   }

@@ -90,24 +90,31 @@ void Worker::loop() {
     bool step = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] {
-        return stop_ || pending_[0].has_value() || pending_[1].has_value() ||
-               active_[0].has_value() || active_[1].has_value();
-      });
+      // Slots take turns: the first one after the slot computed last that has a job waiting,
+      // else (none waits) that has a generation to step.
+      const auto next_slot = [&](const auto& has) {
+        for (int k = 1; k <= kWorkerSlots; ++k) {
+          const int s = (last_slot_ + k) % kWorkerSlots;
+          if (has(s)) return s;
+        }
+        return -1;
+      };
+      const auto has_pending = [&](int s) { return pending_[s].has_value(); };
+      const auto has_active = [&](int s) { return active_[s].has_value(); };
+      wake_.wait(
+          lock, [&] { return stop_ || next_slot(has_pending) >= 0 || next_slot(has_active) >= 0; });
       if (stop_) return;
-      if (pending_[0] || pending_[1]) {
-        slot = pending_[0].has_value() ? 0 : 1;
-        // Alternate fairly: if both wait, take the one that was not computed last.
-        if (pending_[0] && pending_[1] && last_slot_ == 0) slot = 1;
+      slot = next_slot(has_pending);
+      if (slot >= 0) {
         job = std::move(*pending_[slot]);
         pending_[slot].reset();
         active_[slot].reset();  // a newer job of this slot ends its generation
       } else {
         // Generations take turns one step at a time, so both sentences move.
-        slot = active_[0].has_value() ? 0 : 1;
-        if (active_[0] && active_[1] && last_slot_ == 0) slot = 1;
+        slot = next_slot(has_active);
         step = true;
       }
+      if (slot < 0) continue;  // not reached: the wait ended on a job or a generation
       running_[slot] = true;
     }
     last_slot_ = slot;
@@ -164,6 +171,9 @@ void Worker::run_job(int slot, ComputeJob job) {
       if (trace->compute_ms <= 0.0) trace->compute_ms = ms_since(start);
       result->trace = std::move(trace);
       publish_meaning_shifts(*result);
+      if (job.summarize)
+        result->head_summaries = std::make_shared<const std::vector<std::vector<HeadSummary>>>(
+            summarize_trace(*result->trace));
     }
   } catch (const std::exception& e) {
     result->error = e.what();

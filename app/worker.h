@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "core/analysis/head_summary.h"
 #include "core/backend/backend.h"
 #include "core/model/lesson/lesson_model.h"
 #include "core/model/model.h"
@@ -24,6 +25,9 @@
 namespace attnscope {
 
 inline constexpr int kSlots = 2;  // the two sentences shown side by side
+// The worker's slots: the two sentences, then two for the guided lesson's real model (sentence 1
+// and its words reversed, app/lesson/lesson_real.h), so every model runs on this one thread.
+inline constexpr int kWorkerSlots = kSlots + 2;
 
 struct ComputeJob {
   std::shared_ptr<const Model> model;
@@ -33,6 +37,7 @@ struct ComputeJob {
   // Set: continue the text with the model's Generator (Model::start_generation) instead of one
   // forward pass.
   std::optional<GenerationOptions> generate;
+  bool summarize = false;  // also publish the head summaries of every layer and head
 };
 
 // Where a generation job stands in the result it published.
@@ -57,6 +62,8 @@ struct ComputeResult {
   // missing when it should be there (the word vectors could not be read).
   std::shared_ptr<const std::vector<MeaningShift>> meaning_shifts;
   std::string meaning_error;
+  // ComputeJob::summarize: summarize_trace(*trace), [layer][head] (core/analysis/head_summary.h).
+  std::shared_ptr<const std::vector<std::vector<HeadSummary>>> head_summaries;
   // Set for a generation job: its progress (trace holds the prompt and every step so far).
   std::optional<GenerationState> generation;
 };
@@ -100,16 +107,16 @@ class Worker {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::array<std::optional<ComputeJob>, kSlots> pending_;
-  std::array<bool, kSlots> running_{};
-  std::array<bool, kSlots> generating_{};      // an ActiveGeneration exists or one is pending
-  std::array<bool, kSlots> stop_requested_{};  // stop_generation() since the last step
-  std::array<std::optional<ActiveGeneration>, kSlots> active_;  // worker thread only
+  std::array<std::optional<ComputeJob>, kWorkerSlots> pending_;
+  std::array<bool, kWorkerSlots> running_{};
+  std::array<bool, kWorkerSlots> generating_{};      // an ActiveGeneration exists or is pending
+  std::array<bool, kWorkerSlots> stop_requested_{};  // stop_generation() since the last step
+  std::array<std::optional<ActiveGeneration>, kWorkerSlots> active_;  // worker thread only
   bool stop_ = false;
-  std::array<std::atomic<std::shared_ptr<const ComputeResult>>, kSlots> results_;
+  std::array<std::atomic<std::shared_ptr<const ComputeResult>>, kWorkerSlots> results_;
   std::atomic<std::uint64_t> completed_{0};
   PublishHook on_publish_;
-  int last_slot_ = 1;  // worker thread only
+  int last_slot_ = kWorkerSlots - 1;  // worker thread only
   std::thread thread_;
 };
 

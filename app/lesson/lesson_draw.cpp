@@ -87,7 +87,8 @@ ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 siz
   cell = std::max(cell, 4.0f);
   // Cells may be wider than tall: numbers need the width, the rows need the height.
   const float cell_w = std::min(cell * 3.6f, (size.x - label_w - sum_w) / n);
-  const float cell_h = cell;
+  const float cell_h =
+      g.tall_rows ? std::max(cell, std::min((size.y - col_label_h) / n, sz(lf) * 1.05f)) : cell;
   const ImVec2 origin(at.x + label_w, at.y + col_label_h);
   // Range of the finite, unmasked values.
   float vmin = FLT_MAX, vmax = -FLT_MAX;

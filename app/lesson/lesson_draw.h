@@ -34,6 +34,9 @@ struct Grid {
   bool row_sums = false;  // a Σ column (softmax rows add up to 1)
   int decimals = 2;
   const char* masked_text = "\xE2\x88\x92\xE2\x88\x9E";  // "−∞" for scores, "0" for weights
+  // Rows may be taller than the cells are wide, up to the lesson font's height: a grid in a narrow
+  // column keeps row labels a class can read.
+  bool tall_rows = false;
 };
 // Returns the size used.
 ImVec2 draw_grid(LessonPictureContext& ctx, const Grid& g, ImVec2 at, ImVec2 size);

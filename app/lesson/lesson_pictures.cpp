@@ -178,6 +178,12 @@ void step_output(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
 
 // Step 7: two heads side by side, each saying what it is made of and where the word looks.
 void step_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
+  if (ctx.real) {
+    // The lesson's two heads on the left, the real model's layer of heads on the right.
+    const float left = size.x * 0.44f, gap = sz(ctx.fonts.lesson) * 1.2f;
+    draw_real_heads(ctx, ImVec2(at.x + left + gap, at.y), ImVec2(size.x - left - gap, size.y));
+    size.x = left;
+  }
   const AttentionTrace& t = *ctx.trace;
   const ThemeColors& colors = theme_colors();
   const int heads = std::min(2, static_cast<int>(t.steps.size()));
@@ -211,8 +217,9 @@ void step_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
     const char* name = h == 0 ? "head1" : "head2";
     // No column labels: the rows name the same words in order, and the line below says where
     // the chosen word looks; the rows get the height and keep a readable font.
-    draw_grid(ctx, Grid{name, &t.steps[h].weights, &t.steps[h].scaled, false, false},
-              ImVec2(x, grid_top), ImVec2(w, at.y + size.y - grid_top - where_h));
+    Grid grid{name, &t.steps[h].weights, &t.steps[h].scaled, false, false};
+    grid.tall_rows = ctx.real != nullptr;  // the column is narrow beside a real model's heads
+    draw_grid(ctx, grid, ImVec2(x, grid_top), ImVec2(w, at.y + size.y - grid_top - where_h));
     text(lf, ImVec2(x, at.y + size.y - where_h + 4), colors.focus, where);
     if (ctx.layout) {
       nlohmann::json b =
@@ -236,6 +243,19 @@ void step_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   const AttentionTrace* traces[] = {ctx.trace, ctx.second};
   const std::string word = ctx.focus >= 0 ? label(*ctx.trace, ctx.focus) : "";
   const char* titles[] = {"the sentence", "the same words, reversed"};
+  // With a real model, its panel takes the right part, and the word chips shrink to the UI's large
+  // font when the lesson's would not fit the sentence in the narrower column.
+  ImFont* cf = lf;
+  ImFont* cnf = nf;
+  if (ctx.real) {
+    const float left = size.x * 0.56f, gap = sz(lf);
+    draw_real_positions(ctx, ImVec2(at.x + left + gap, at.y), ImVec2(size.x - left - gap, size.y));
+    size.x = left;
+    float need = 0;
+    for (int j = 0; j < static_cast<int>(ctx.trace->tokens.size()); ++j)
+      need += std::max(text_w(lf, label(*ctx.trace, j)), text_w(nf, "0.00")) + sz(lf) * 0.5f + 4;
+    if (need > size.x) cf = ctx.fonts.big, cnf = ctx.fonts.mono;
+  }
   float y = at.y;
   nlohmann::json rows = nlohmann::json::array();
   for (int r = 0; r < 2; ++r) {
@@ -259,22 +279,22 @@ void step_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
     nlohmann::json chips = nlohmann::json::array();
     for (int j = 0; j < static_cast<int>(t->tokens.size()); ++j) {
       std::string l = label(*t, j);
-      const float cw = std::max(text_w(lf, l), text_w(nf, "0.00")) + sz(lf) * 0.5f;
+      const float cw = std::max(text_w(cf, l), text_w(cnf, "0.00")) + sz(cf) * 0.5f;
       if (x + cw > at.x + size.x) break;
       const float v = j < static_cast<int>(w.size()) ? w[j] : 0.0f;
-      ImVec2 a(x, y), b(x + cw, y + sz(lf) * 2.5f);
+      ImVec2 a(x, y), b(x + cw, y + sz(cf) * 2.5f);
       dl->AddRectFilled(a, b,
                         j == q ? with_alpha(colors.focus, 60)
                                : colormap_color(ctx.app.state.colormap, v, 0, 1, 0.85f),
                         6.0f);
       const ImU32 ink = j == q ? colors.text : text_color_on(ctx.app.state.colormap, v, 0, 1);
-      text_centered(lf, a, ImVec2(b.x, a.y + sz(lf) * 1.2f), ink, l);
-      text_centered(nf, ImVec2(a.x, a.y + sz(lf) * 1.2f), b, ink, j == q ? "" : number(v));
+      text_centered(cf, a, ImVec2(b.x, a.y + sz(cf) * 1.2f), ink, l);
+      text_centered(cnf, ImVec2(a.x, a.y + sz(cf) * 1.2f), b, ink, j == q ? "" : number(v));
       chips.push_back({{"word", l}, {"weight", v}});
       x += cw + 4;
     }
     rows.push_back(chips);
-    y += sz(lf) * 3.2f;
+    y += sz(cf) * 2.5f + sz(lf) * 0.7f;
   }
   // The encodings: one row per position, one column per component, as waves of color.
   const int n = static_cast<int>(ctx.trace->tokens.size());
@@ -286,7 +306,10 @@ void step_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   if (n > 0 && wave_h > 20) {
     const int dims = 64;
     const float row_h = std::min(wave_h / n, sz(lf) * 1.0f);
-    const float cell_w = std::min((size.x - sz(lf) * 3) / dims, 12.0f);
+    // Beside a real model's panel the word labels must fit in the column too.
+    const float label_w =
+        ctx.real ? text_w(ctx.fonts.big, "\xE2\x86\x90 word 12 (\"watched\")") : sz(lf) * 1.5f;
+    const float cell_w = std::min((size.x - sz(lf) * 1.5f - label_w) / dims, 12.0f);
     // One row per position, word labels beside the first and the last.
     for (int i = 0; i < n; ++i) {
       // What step 8's model adds to the word vector: its first `dims` of 128 components.

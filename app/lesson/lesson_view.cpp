@@ -56,6 +56,8 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   LessonMode& m = st.lesson_mode;
   const ThemeColors& colors = theme_colors();
   lesson_sync(app);
+  real.sync(app);
+  busy = real.busy(app);
   ImFont* lf = fonts.lesson;
   ImFont* tf = fonts.lesson_title;
   const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -129,7 +131,17 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
                        "Talk it over, then press Space or PageDown to see.");
     ImGui::PopFont();
   } else {
+    // Steps 7 and 8 show the real model too when one was loaded before the lesson.
+    const auto real_result = real.result(app, 0), real_reversed = real.result(app, 1);
+    const LessonRealShown shown{
+        real.info,
+        real.positions,
+        real_result && real_result->head_summaries ? real_result->trace.get() : nullptr,
+        real_reversed ? real_reversed->trace.get() : nullptr,
+        real_result ? real_result->head_summaries.get() : nullptr,
+        !real.error.empty() || !real_result ? real.error : real_result->error};
     LessonPictureContext ctx{app, fonts, layout, pixel_scale, trace, second, focus, shift};
+    if (real.model && (m.step == 7 || m.step == 8)) ctx.real = &shown;
     draw_lesson_picture(ctx, m.step, ImVec2(at.x, y), ImVec2(avail.x, picture_h));
   }
 
@@ -184,6 +196,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
          {"tokens", trace ? static_cast<int>(trace->tokens.size()) : 0},
          {"heads", trace ? trace->heads() : 0},
          {"positional", trace ? trace->model.options.value("positional", false) : false},
+         {"real_model", real.model ? real.info.name : std::string()},
          {"font_px", sz(lf) * pixel_scale},
          {"title_px", sz(tf) * pixel_scale},
          {"footer_y", footer_y * pixel_scale}});

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.h"
+#include "app/lesson/lesson_real.h"
 #include "app/ui/fonts.h"
 #include "core/model/lesson/lesson_model.h"
 
@@ -20,6 +21,8 @@ void lesson_handle_key(App& app, LessonKey key);
 struct LessonView {
   bool text_box_active = false;
   int focus_text_box = -1;  // give the sentence box keyboard focus on the next frame (tests)
+  LessonReal real;          // steps 7-8: the model the explorer had, beside the lesson's own
+  bool busy = false;        // the last Draw waited for the real model (headless runs wait too)
 
   void Draw(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
 };

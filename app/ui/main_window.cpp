@@ -199,6 +199,7 @@ bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, 
   wants_screenshot = wants_quit = wants_fullscreen_toggle = false;
   DrawMenu(app, prefs, style_changed);
   sessions.DrawPopups(app, prefs);
+  lesson_shown = app.state.lesson_mode.active;
   if (app.state.lesson_mode.active) {
     DrawLesson(app, fonts, layout, scale);
     status.Draw(app, frame_ms, ImGui::GetFontSize() + 8);

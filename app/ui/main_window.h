@@ -46,8 +46,11 @@ struct MainWindow {
   // the theme or the font scale changed.
   bool Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
             float frame_ms, nlohmann::json* layout, float pixel_scale);
-  // A view is preparing something off the UI thread (the model view's summaries and thumbnails).
-  bool busy() const { return model_view.waiting && tabs_model_view; }
+  // A view is preparing something off the UI thread (the model view's summaries and thumbnails,
+  // the lesson's real model).
+  bool busy() const {
+    return (model_view.waiting && tabs_model_view) || (lesson.busy && lesson_shown);
+  }
   bool wants_screenshot = false;  // menu or button asked for one this frame
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
@@ -63,6 +66,7 @@ struct MainWindow {
                 nlohmann::json* layout, float pixel_scale);
   bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
   bool tabs_model_view = false;  // the tab selected last frame
+  bool lesson_shown = false;     // the lesson was drawn last frame
   void DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width);
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);

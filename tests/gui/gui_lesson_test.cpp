@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include "app/lesson/real_heads.h"
+#include "core/analysis/head_summary.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/model/lesson/lesson_model.h"
+#include "core/model/registry.h"
 #include "gui_test_util.h"
 
 namespace attnscope {
@@ -303,6 +306,119 @@ TEST(Lesson, TheTeacherRetypesTheSentence) {
   EXPECT_EQ((*grid)["rows"], 3);
   AttentionTrace t = core_trace("dogs chase cats");
   check_grid(*grid, t.attention[0][0], &t.steps[0].scaled, r.image);
+}
+
+// Steps 7 and 8 with a real model loaded before the lesson (here the built-in tiny trained
+// transformer, a 4-layer Llama-shaped decoder): step 7 shows one layer's heads of that model on
+// the live sentence, each thumbnail with that head's weights and the label its summary gives.
+std::vector<const nlohmann::json*> find_views(const nlohmann::json& layout, const std::string& view,
+                                              const std::string& name) {
+  std::vector<const nlohmann::json*> out;
+  for (const auto& v : layout["views"])
+    if (v["view"] == view && v.value("name", "") == name) out.push_back(&v);
+  return out;
+}
+
+// A heatmap drawn by the lesson's real-model panels: its values are `want` and the middle of each
+// cell has the colormap color of its weight over [0, the head's largest weight].
+void check_heat(const nlohmann::json& heat, const Matrix& want, const test::Image& img) {
+  const int n = heat["rows"];
+  ASSERT_EQ(n, want.rows());
+  const double x0 = heat["x"], y0 = heat["y"], cell = heat["cell"], vmax = heat["vmax"];
+  EXPECT_NEAR(vmax, want.maxCoeff(), 1e-5);
+  int bad = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      EXPECT_NEAR(heat["values"][i][j].get<double>(), want(i, j), 1e-4);
+      if (cell < 4) continue;
+      const auto rgb = colormap_rgb("viridis", want(i, j) / vmax);
+      const auto got =
+          img.at(static_cast<int>(x0 + (j + 0.5) * cell), static_cast<int>(y0 + (i + 0.5) * cell));
+      for (int c = 0; c < 3; ++c)
+        if (std::abs(got[c] - rgb[c]) > 6 && ++bad <= 5)
+          ADD_FAILURE() << "cell " << i << "," << j << " channel " << c << ": " << got[c]
+                        << " != " << rgb[c];
+    }
+}
+
+AttentionTrace real_trace(const std::string& spec, const std::string& text) {
+  auto cpu = make_cpu_backend();
+  return open_model(spec)->run(text, *cpu);
+}
+
+TEST(Lesson, Step7ShowsTheRealModelsHeadsWithWhatEachDoes) {
+  AppRun r = run_lesson("--model tiny --lesson 7");
+  check_lesson_frame(r, 7);
+  const nlohmann::json* strip = find_view(r.layout, "lesson_picture", "real_heads");
+  ASSERT_NE(strip, nullptr) << "no real-model strip at step 7";
+  const ModelInfo info = open_model("tiny")->info();
+  EXPECT_EQ((*find_view(r.layout, "lesson"))["real_model"], info.name);
+  // The lesson's own two heads are still there.
+  EXPECT_NE(find_view(r.layout, "lesson_picture", "head1"), nullptr);
+  EXPECT_NE(find_view(r.layout, "lesson_picture", "head2"), nullptr);
+  const AttentionTrace t = real_trace("tiny", kSentence);
+  const auto summaries = summarize_trace(t);
+  const int n = static_cast<int>(t.tokens.size());
+  const int layer = (*strip)["layer"];
+  EXPECT_EQ(layer, most_varied_layer(summaries, n));
+  EXPECT_EQ((*strip)["heads"], info.heads);
+  const auto thumbs = find_views(r.layout, "lesson_picture", "real_head");
+  ASSERT_EQ(static_cast<int>(thumbs.size()), info.heads);
+  for (int h = 0; h < info.heads; ++h) {
+    SCOPED_TRACE("head " + std::to_string(h));
+    EXPECT_EQ((*thumbs[h])["layer"], layer);
+    EXPECT_EQ((*thumbs[h])["head"], h);
+    EXPECT_EQ((*thumbs[h])["label"], head_behaviour_words(head_behaviour(summaries[layer][h], n)));
+    check_heat(*thumbs[h], *t.head_weights(layer, h), r.image);
+  }
+  // Retyped at step 7: the strip follows the new sentence.
+  AppRun typed =
+      run_lesson("--model tiny --lesson 7 --type-keys " + shell_quote("dogs chase cats"));
+  ASSERT_EQ(typed.rc, 0);
+  const auto typed_thumbs = find_views(typed.layout, "lesson_picture", "real_head");
+  ASSERT_FALSE(typed_thumbs.empty());
+  const AttentionTrace d = real_trace("tiny", "dogs chase cats");
+  const int typed_layer = (*typed_thumbs[0])["layer"];
+  check_heat(*typed_thumbs[0], *d.head_weights(typed_layer, 0), typed.image);
+}
+
+TEST(Lesson, Step8NamesTheRealModelsPositionsAndShowsBothOrders) {
+  const std::string llama = ATTNSCOPE_FIXTURES "/llama-tiny",
+                    gpt2 = ATTNSCOPE_FIXTURES "/gpt2-tiny-f32";
+  for (const std::string& spec : {std::string("tiny"), llama, gpt2}) {
+    SCOPED_TRACE(spec);
+    AppRun r = run_lesson("--model " + shell_quote(spec) + " --lesson 8");
+    ASSERT_EQ(r.rc, 0);
+    const nlohmann::json* panel = find_view(r.layout, "lesson_picture", "real_positions");
+    ASSERT_NE(panel, nullptr);
+    const std::string scheme = (*panel)["scheme"];
+    if (spec == gpt2) {
+      EXPECT_NE(scheme.find("learned one position vector"), std::string::npos) << scheme;
+    } else {
+      EXPECT_NE(scheme.find("rotary"), std::string::npos) << scheme;
+    }
+    // The head with the strongest previous-token score, on both orders.
+    const AttentionTrace t = real_trace(spec, kSentence);
+    const HeadRef head = strongest_previous_token_head(summarize_trace(t));
+    EXPECT_EQ((*panel)["layer"], head.layer);
+    EXPECT_EQ((*panel)["head"], head.head);
+    const nlohmann::json* order = find_view(r.layout, "lesson_picture", "real_order");
+    const nlohmann::json* reversed = find_view(r.layout, "lesson_picture", "real_reversed");
+    ASSERT_NE(order, nullptr);
+    ASSERT_NE(reversed, nullptr);
+    check_heat(*order, *t.head_weights(head.layer, head.head), r.image);
+    const std::string back = "water the watched and river the of bank the on sat she";
+    EXPECT_EQ((*reversed)["text"], back);
+    check_heat(*reversed, *real_trace(spec, back).head_weights(head.layer, head.head), r.image);
+  }
+}
+
+TEST(Lesson, LeavingTheLessonRestoresTheRealModel) {
+  AppRun r = run_lesson("--model tiny --lesson 7 --keys escape");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(find_view(r.layout, "lesson"), nullptr);
+  EXPECT_EQ(r.layout["model"], open_model("tiny")->info().name);
+  EXPECT_EQ(r.layout["traces"][0]["text"], kSentence);
 }
 
 }  // namespace

@@ -188,5 +188,42 @@ TEST(WorkerGeneration, AModelThatCannotGenerateSaysSo) {
   EXPECT_FALSE(worker.generating(0));
 }
 
+// The lesson's slots (kSlots and kSlots + 1): a generation on sentence 1 keeps stepping while
+// they compute, each answers its own text, and a summarize job carries every head's summary.
+TEST(WorkerLessonSlots, TheyComputeBesideAGenerationWithHeadSummaries) {
+  ASSERT_TRUE(kSlowSteps);
+  auto model = fixture_decoder();
+  if (!model) GTEST_SKIP() << "no llama-tiny fixture with a tokenizer";
+  std::shared_ptr<Backend> backend = make_cpu_backend();
+  Worker worker;
+  worker.submit(0, generation_job(model, backend, "the cat", 6, 1));
+  for (int k = 0; k < 2; ++k) {
+    ComputeJob job{model, backend, k == 0 ? "the dog sat" : "sat dog the", 7, std::nullopt};
+    job.summarize = k == 0;
+    worker.submit(kSlots + k, std::move(job));
+  }
+  ASSERT_TRUE(wait_for(
+      [&] { return !worker.busy(0) && !worker.busy(kSlots) && !worker.busy(kSlots + 1); }));
+  EXPECT_EQ(worker.result(1), nullptr);  // sentence 2 was never asked for
+  ASSERT_NE(worker.result(0), nullptr);
+  EXPECT_EQ(worker.result(0)->generation->steps, 6);
+  for (int k = 0; k < 2; ++k) {
+    auto r = worker.result(kSlots + k);
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(r->error.empty()) << r->error;
+    EXPECT_EQ(r->id, 7u);
+    EXPECT_EQ(r->trace->text, k == 0 ? "the dog sat" : "sat dog the");
+    EXPECT_EQ(r->head_summaries != nullptr, k == 0);
+  }
+  const auto r = worker.result(kSlots);
+  const auto want = summarize_trace(model->run("the dog sat", *backend));
+  ASSERT_EQ(r->head_summaries->size(), want.size());
+  for (size_t l = 0; l < want.size(); ++l)
+    for (size_t h = 0; h < want[l].size(); ++h) {
+      EXPECT_NEAR((*r->head_summaries)[l][h].previous_token, want[l][h].previous_token, 1e-5);
+      EXPECT_NEAR((*r->head_summaries)[l][h].entropy, want[l][h].entropy, 1e-5);
+    }
+}
+
 }  // namespace
 }  // namespace attnscope

@@ -22,14 +22,17 @@ std::shared_ptr<const Model> decoder(const std::filesystem::path& folder,
 
 const std::vector<HfFamily>& hf_families() {
   static const std::vector<HfFamily> families = {
-      {"gpt2", "GPT2", decoder<gpt2_spec>, gpt2_spec},
-      {"bert", "Bert", bert},
-      {"llama", "Llama", decoder<llama_spec>, llama_spec},
-      {"mistral", "Mistral", decoder<mistral_spec>, mistral_spec},
-      {"qwen2", "Qwen2", decoder<qwen2_spec>, qwen2_spec},
-      {"qwen3", "Qwen3", decoder<qwen3_spec>, qwen3_spec},
-      {"gemma2", "Gemma2", decoder<gemma2_spec>, gemma2_spec},
-      {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec},
+      // GPT-2's wpe and BERT's position_embeddings: one learned vector per position.
+      {"gpt2", "GPT2", decoder<gpt2_spec>, gpt2_spec, PositionScheme::kLearned},
+      {"bert", "Bert", bert, nullptr, PositionScheme::kLearned},
+      // The other decoders' DecoderSpec carries a RopeSpec: the decoder network rotates q and k.
+      {"llama", "Llama", decoder<llama_spec>, llama_spec, PositionScheme::kRotary},
+      {"mistral", "Mistral", decoder<mistral_spec>, mistral_spec, PositionScheme::kRotary},
+      {"qwen2", "Qwen2", decoder<qwen2_spec>, qwen2_spec, PositionScheme::kRotary},
+      {"qwen3", "Qwen3", decoder<qwen3_spec>, qwen3_spec, PositionScheme::kRotary},
+      {"gemma2", "Gemma2", decoder<gemma2_spec>, gemma2_spec, PositionScheme::kRotary},
+      {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec,
+       PositionScheme::kRotary},
   };
   return families;
 }
@@ -51,6 +54,12 @@ const HfFamily* find_hf_family(const nlohmann::json& config) {
     }
   }
   return nullptr;
+}
+
+PositionScheme position_scheme_of(const std::string& kind) {
+  for (const HfFamily& f : hf_families())
+    if (f.model_type == kind) return f.positions;
+  return PositionScheme::kUnknown;
 }
 
 DecoderSpec decoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where) {

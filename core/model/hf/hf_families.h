@@ -21,16 +21,28 @@ using HfLoader = std::shared_ptr<const Model> (*)(const std::filesystem::path& f
 using DecoderSpecFn = DecoderSpec (*)(const nlohmann::json& config,
                                       const std::filesystem::path& where);
 
+// How a family tells the attention where each token is.
+enum class PositionScheme {
+  kUnknown,  // not a family of this registry (a stored trace of another kind, the lesson model)
+  kLearned,  // a learned vector per absolute position added to the input (GPT-2: wpe, BERT)
+  kRotary,   // RoPE: q and k rotated by an angle that grows with the position (the decoders)
+};
+
 struct HfFamily {
   std::string model_type;           // config.json's model_type, also ModelInfo::kind
   std::string architecture_prefix;  // old configs without model_type: "GPT2LMHeadModel" -> gpt2
   HfLoader load;
   DecoderSpecFn decoder_spec = nullptr;  // a decoder family's config.json mapping (else null)
+  PositionScheme positions = PositionScheme::kUnknown;
 };
 
 const std::vector<HfFamily>& hf_families();
 // The family of a config (model_type, else its architectures), or nullptr.
 const HfFamily* find_hf_family(const nlohmann::json& config);
+// The position scheme of the family whose model_type is `kind` (ModelInfo::kind); kUnknown when
+// no family has it.
+PositionScheme position_scheme_of(const std::string& kind);
+
 // The DecoderSpec of a decoder family's config (`where` names config.json in errors); throws
 // ModelError when the config is not one of the decoder families.
 DecoderSpec decoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where);
