@@ -23,7 +23,7 @@ if [[ "${ATTNSCOPE_SKIP_SANITIZE:-0}" != 1 ]]; then
     "-DCMAKE_CXX_FLAGS_SANITIZE=-O1 -g1" "-DCMAKE_C_FLAGS_SANITIZE=-O1 -g1" \
     -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_FUZZ=ON -DATTNSCOPE_BUILD_APP=OFF \
     -DATTNSCOPE_BUILD_BENCH=OFF -DATTNSCOPE_WITH_CUDA=OFF -DATTNSCOPE_WITH_OPENGL=OFF \
-    -DATTNSCOPE_FUZZ_SECONDS="${ATTNSCOPE_FUZZ_SECONDS:-20}" ${ATTNSCOPE_SANITIZE_CMAKE_ARGS:-}
+    -DATTNSCOPE_FUZZ_SECONDS="${ATTNSCOPE_FUZZ_SECONDS:-10}" ${ATTNSCOPE_SANITIZE_CMAKE_ARGS:-}
   cmake --build build-sanitize -j"$JOBS"
   # The 20 tokenizer-component variants compared with Hugging Face's library (tokenizer_components_
   # hf_test) ran above; under ASan each takes ~22 s (7 minutes of CPU), while the same pipeline code
