@@ -110,8 +110,8 @@ bool amx_permitted() {
 
 #endif
 
-constexpr int kAmxPanel = 32;  // two 16-column tiles
-constexpr int kAmxK = 32;      // k per tile: 16 rows of bfloat16 pairs
+[[maybe_unused]] constexpr int kAmxPanel = 32;  // two 16-column tiles
+[[maybe_unused]] constexpr int kAmxK = 32;      // k per tile: 16 rows of bfloat16 pairs
 
 int panel_width_of(GemmIsa isa) {
   switch (isa) {
