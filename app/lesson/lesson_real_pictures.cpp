@@ -135,7 +135,7 @@ void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text), "%d: %s", h + 1, words.c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopFont();
-    labels.push_back(head_behaviour_words(b));
+    if (ctx.layout) labels.push_back(head_behaviour_words(b));
   }
   if (ctx.layout) {
     nlohmann::json b = box(ctx, "real_heads", at, size);

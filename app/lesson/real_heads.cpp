@@ -23,36 +23,27 @@ HeadBehaviour head_behaviour(const HeadSummary& s, int tokens) {
                                                        : HeadBehaviour::kFewWords;
 }
 
+namespace {
+// Each behaviour's words, in HeadBehaviour's order: the caption, and its short form.
+struct BehaviourWords {
+  const char* words;
+  const char* short_words;
+};
+constexpr BehaviourWords kBehaviourWords[] = {
+    {"looks at the previous word", "previous word"},
+    {"rests on the first token", "first token"},
+    {"looks at the word itself", "itself"},
+    {"spread out over the sentence", "spread out"},
+    {"picks a few words", "a few words"},
+};
+}  // namespace
+
 const char* head_behaviour_words(HeadBehaviour b) {
-  switch (b) {
-    case HeadBehaviour::kPreviousWord:
-      return "looks at the previous word";
-    case HeadBehaviour::kFirstToken:
-      return "rests on the first token";
-    case HeadBehaviour::kItself:
-      return "looks at the word itself";
-    case HeadBehaviour::kSpreadOut:
-      return "spread out over the sentence";
-    case HeadBehaviour::kFewWords:
-      return "picks a few words";
-  }
-  return "";
+  return kBehaviourWords[static_cast<int>(b)].words;
 }
 
 const char* head_behaviour_short(HeadBehaviour b) {
-  switch (b) {
-    case HeadBehaviour::kPreviousWord:
-      return "previous word";
-    case HeadBehaviour::kFirstToken:
-      return "first token";
-    case HeadBehaviour::kItself:
-      return "itself";
-    case HeadBehaviour::kSpreadOut:
-      return "spread out";
-    case HeadBehaviour::kFewWords:
-      return "a few words";
-  }
-  return "";
+  return kBehaviourWords[static_cast<int>(b)].short_words;
 }
 
 int most_varied_layer(const HeadSummaries& s, int tokens) {
