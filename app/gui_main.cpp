@@ -318,7 +318,7 @@ int run_gui(const GuiOptions& options) {
 
     ImGui::NewFrame();
     app.update();
-    script.inject(app, frame, g_key_presses, g_dropped);
+    script.inject(app, frame, main_window.busy(), g_key_presses, g_dropped);
 
     // Dropped files and folders: sessions, model folders.
     for (const std::string& path : g_dropped)

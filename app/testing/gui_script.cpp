@@ -36,7 +36,8 @@ nlohmann::json traces_json(const App& app) {
         t["tokens"] = tokens;
         t["trace_text"] = r->trace->text;
         t["compute_ms"] = r->trace->compute_ms;
-        t["backend"] = r->trace->backend;  // the backend that computed it
+        t["backend"] = r->trace->backend;                // the backend that computed it
+        t["compact"] = r->trace->recomputed != nullptr;  // heads recomputed on demand
       }
     }
     out.push_back(t);
@@ -121,10 +122,11 @@ void GuiScript::before_new_frame(ImGuiIO& io) {
   }
 }
 
-void GuiScript::inject(App& app, int frame, std::vector<KeyPress>& presses,
+void GuiScript::inject(App& app, int frame, bool views_busy, std::vector<KeyPress>& presses,
                        std::vector<std::string>& dropped) {
-  // Scripted keys and drops: once everything is computed, one per settled frame.
-  if (frame < 2 || !app.settled() || app.load_progress().busy) return;
+  // Scripted keys and drops: once everything is computed (the views' off-thread work included),
+  // one per settled frame.
+  if (frame < 2 || !app.settled() || views_busy || app.load_progress().busy) return;
   if (!dropped_) {
     dropped.push_back(drop_);
     dropped_ = true;
@@ -195,6 +197,9 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
       {"frames", report.frames},
       {"frame_ms_median", median(report.frame_times)},
       {"ui_ms_median", median(report.ui_times)},
+      {"ui_ms_max", report.ui_times.empty()
+                        ? 0.0
+                        : *std::max_element(report.ui_times.begin(), report.ui_times.end())},
       {"model", app.state.model ? app.state.model_info.name : ""},
       {"model_error", app.state.model_error},
       {"backend", app.state.backend ? app.state.backend->name() : ""},

@@ -42,8 +42,8 @@ class GuiScript {
   // Before ImGui::NewFrame: the next typed character, one per frame.
   void before_new_frame(ImGuiIO& io);
   // After App::update: once everything is computed, a dropped path, then --generate, then the next
-  // scripted key, one per settled frame.
-  void inject(App& app, int frame, std::vector<KeyPress>& presses,
+  // scripted key, one per settled frame (`views_busy`: MainWindow::busy()).
+  void inject(App& app, int frame, bool views_busy, std::vector<KeyPress>& presses,
               std::vector<std::string>& dropped);
   // Every scripted step has happened (the headless run may capture and exit).
   bool inputs_done() const;

@@ -32,6 +32,10 @@ class BackgroundTask {
     }
     return true;
   }
+  // Forgets the newest request: it finishes on its own and take() never hands it over.
+  void discard() {
+    if (pending_.valid()) retired_.push_back(std::move(pending_));
+  }
   // The newest request is still running (a finished one waiting for take() is not busy).
   bool busy() const { return pending_.valid() && !done(pending_); }
 

@@ -27,12 +27,19 @@ ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json*
   const auto& result = st.slots[slot].result;
   if (result && result->trace) {
     ctx.trace_ref = result->trace;
-    ctx.trace = result->trace.get();
     ctx.shown = cache.get(result->trace, st.layer, st.head, st.shown, st.colormap, st.fixed_range,
                           st.slots[slot].selected_queries);
-    if (ctx.shown) ctx.weights = &ctx.shown->weights;
+    ctx.shown_pending = cache.pending();
+    if (ctx.shown) {
+      ctx.weights = &ctx.shown->weights;
+      // While a newer matrix is built off the UI thread the views draw the previous one with the
+      // tokens of its own trace, never one trace's tokens over another's weights.
+      if (ctx.shown->trace) ctx.trace_ref = ctx.shown->trace;
+    }
+    ctx.trace = ctx.trace_ref.get();
   }
   ctx.focus = focused_token(app.state, slot);
+  if (ctx.trace && ctx.focus >= static_cast<int>(ctx.trace->tokens.size())) ctx.focus = -1;
   return ctx;
 }
 }  // namespace
@@ -176,8 +183,11 @@ void MainWindow::DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int 
   // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
   const float title_top = ImGui::GetCursorScreenPos().y;
   ImGui::PushTextWrapPos(0.0f);  // a long title wraps instead of running off the pane
-  text_dim("%s \xC2\xB7 rows: queries, columns: keys",
-           ctx.shown ? ctx.shown->title.c_str() : "(nothing to show)");
+  text_dim("%s \xC2\xB7 rows: queries, columns: keys", ctx.shown ? ctx.shown->title.c_str()
+                                                       : ctx.shown_pending ? "computing\xE2\x80\xA6"
+                                                                           : "(nothing to show)");
+  if (ctx.shown && ctx.shown_pending)  // a long trace's head is being computed off the UI thread
+    text_dim("computing the new choice\xE2\x80\xA6 (this is the previous one)");
   ImGui::PopTextWrapPos();
   const float pictures_h = row_h - (ImGui::GetCursorScreenPos().y - title_top);  // title lines
   if (!lines) {

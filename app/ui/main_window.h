@@ -46,9 +46,11 @@ struct MainWindow {
   // the theme or the font scale changed.
   bool Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
             float frame_ms, nlohmann::json* layout, float pixel_scale);
-  // A view is preparing something off the UI thread (the model view's summaries and thumbnails,
-  // the lesson's real model).
+  // A view is preparing something off the UI thread (a long trace's shown matrix, the model view's
+  // summaries and thumbnails, the lesson's real model).
   bool busy() const {
+    for (const ShownMatrixCache& c : shown_cache)
+      if (c.pending()) return true;
     return (model_view.waiting && tabs_model_view) || (lesson.busy && lesson_shown);
   }
   bool wants_screenshot = false;  // menu or button asked for one this frame

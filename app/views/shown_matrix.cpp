@@ -134,21 +134,49 @@ ShownMatrix make_shown_matrix(const AttentionTrace& trace, int layer, int head,
   return s;
 }
 
+double shown_matrix_cost(const AttentionTrace& t, const ShownOptions& o) {
+  const double cells = static_cast<double>(t.queries()) * static_cast<double>(t.keys());
+  double heads = 1.0;  // how many heads the matrix reads
+  if (o.aggregate == "layers-mean" || o.aggregate == "rollout")
+    heads = static_cast<double>(t.layers()) * t.heads();
+  else if (!o.aggregate.empty())
+    heads = t.heads();
+  // A recomputed head costs a dot product of head_dim per cell (and its softmax): say 32.
+  return cells * heads * (t.recomputed ? 32.0 : 1.0);
+}
+
 std::shared_ptr<const ShownMatrix> ShownMatrixCache::get(
     const std::shared_ptr<const AttentionTrace>& trace, int layer, int head,
     const ShownOptions& options, int colormap, bool fixed_range,
     const std::vector<int>& selected_queries) {
   if (!trace || trace->layers() == 0) return nullptr;
-  if (trace == trace_ && layer == layer_ && head == head_ && colormap == colormap_ &&
-      fixed_range == fixed_ && options == options_ && selected_queries == queries_)
+  if (building_) {
+    std::shared_ptr<const ShownMatrix> built;
+    std::string error;  // layer/head beyond this trace (a new model has fewer): nothing to draw
+    if (task_.take(built, error)) {
+      shown_ = std::move(built);
+      building_ = false;
+    }
+  }
+  Request r{trace, layer, head, colormap, fixed_range, options, selected_queries};
+  if (has_request_ && r == requested_) return shown_;
+  requested_ = r;
+  has_request_ = true;
+  auto build = [r]() -> std::shared_ptr<const ShownMatrix> {
+    auto s = std::make_shared<ShownMatrix>(make_shown_matrix(*r.trace, r.layer, r.head, r.options,
+                                                             r.colormap, r.fixed_range, r.queries));
+    s->trace = r.trace;
+    return s;
+  };
+  if (shown_matrix_cost(*trace, options) >= kShownMatrixAsyncCost) {
+    task_.start(std::move(build));
+    building_ = true;
     return shown_;
-  trace_ = trace;
-  layer_ = layer, head_ = head, colormap_ = colormap, fixed_ = fixed_range;
-  options_ = options;
-  queries_ = selected_queries;
+  }
+  task_.discard();  // a costly build still running is for older inputs
+  building_ = false;
   try {
-    shown_ = std::make_shared<const ShownMatrix>(
-        make_shown_matrix(*trace, layer, head, options, colormap, fixed_range, selected_queries));
+    shown_ = build();
   } catch (const std::exception&) {
     shown_ = nullptr;  // layer/head beyond this trace (a new model has fewer): nothing to draw
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/ui/background_task.h"
 #include "core/analysis/view_transform.h"
 #include "core/trace/trace.h"
 
@@ -41,6 +42,9 @@ ColorScale make_color_scale(const Matrix& w, int colormap, bool fixed_range,
                             const ShownOptions& options);
 
 struct ShownMatrix {
+  // The trace it was made from (set by ShownMatrixCache; null from make_shown_matrix): the views
+  // draw its tokens with these weights, so the pair stays consistent while a newer one is built.
+  std::shared_ptr<const AttentionTrace> trace;
   int layer = 0, head = 0;
   ShownOptions options;
   Matrix weights;                // [queries x keys] as drawn
@@ -72,7 +76,18 @@ ShownMatrix make_shown_matrix(const AttentionTrace& trace, int layer, int head,
                               const ShownOptions& options, int colormap, bool fixed_range,
                               const std::vector<int>& selected_queries);
 
-// Keeps the last ShownMatrix of one slot and rebuilds it only when its inputs change.
+// Roughly how many multiply-adds building the matrix takes: a head of a long trace held compactly
+// is recomputed from Q and K, an aggregate reads every head of a layer (or of all layers).
+double shown_matrix_cost(const AttentionTrace& trace, const ShownOptions& options);
+// From this cost on ShownMatrixCache builds off the UI thread (a 512 x 512 matrix held in full:
+// about a millisecond of copying; a 4,096-token head recomputed: ~60 ms).
+constexpr double kShownMatrixAsyncCost = 512.0 * 512.0;
+
+// Keeps the last ShownMatrix of one slot and rebuilds it only when its inputs change: small ones
+// at once, costly ones (shown_matrix_cost) off the UI thread, so switching the head of a
+// 4,096-token trace or typing into it never stalls a frame. Until such a build is done, get()
+// returns the previous matrix (with its own trace: the views draw that consistent pair, and the
+// `pending()` note says a newer one is coming), or null when there was none.
 class ShownMatrixCache {
  public:
   // Null when the trace is null or (layer, head) is outside it.
@@ -80,15 +95,23 @@ class ShownMatrixCache {
                                          int layer, int head, const ShownOptions& options,
                                          int colormap, bool fixed_range,
                                          const std::vector<int>& selected_queries);
+  // A build for the inputs of the last get() is running: what get() returned is older.
+  bool pending() const { return building_; }
 
  private:
-  std::shared_ptr<const AttentionTrace> trace_;
-  int layer_ = -1, head_ = -1, colormap_ = -1;
-  bool fixed_ = false;
-  ShownOptions options_;
-  std::vector<int> queries_;
+  struct Request {
+    std::shared_ptr<const AttentionTrace> trace;
+    int layer = -1, head = -1, colormap = -1;
+    bool fixed_range = false;
+    ShownOptions options;
+    std::vector<int> queries;
+    bool operator==(const Request&) const = default;
+  };
+  Request requested_;
+  bool has_request_ = false;
+  bool building_ = false;
   std::shared_ptr<const ShownMatrix> shown_;
-  std::string error_;
+  BackgroundTask<std::shared_ptr<const ShownMatrix>> task_;
 };
 
 }  // namespace attnscope

@@ -20,7 +20,8 @@ struct ViewContext {
   // What the views draw: the chosen head or aggregate after the sink options, its colour scale,
   // the combined row of several selected queries, the title (null before the first result).
   std::shared_ptr<const ShownMatrix> shown;
-  int focus = -1;                    // focused token this frame (-1: none)
+  bool shown_pending = false;  // a newer `shown` is being built off the UI thread (shown: older)
+  int focus = -1;              // focused token this frame (-1: none)
   nlohmann::json* layout = nullptr;  // where to record drawn positions, or null
   float pixel_scale = 1.0f;          // screenshot pixels per ImGui unit
 };

@@ -485,5 +485,39 @@ TEST(Queries, SeveralSelectedQueriesShowTheMeanOfTheirRows) {
   EXPECT_NE(heatmap["title"].get<std::string>().find("mean of 3 queries"), std::string::npos);
 }
 
+// A long trace held compactly (each head recomputed from Q and K when asked for): switching the
+// head builds the new matrix off the UI thread, and once it is done the heatmap shows exactly
+// that head's weights under that head's title.
+TEST(LongTrace, SwitchingTheHeadOfACompactTraceShowsTheNewHead) {
+  const std::string model = ATTNSCOPE_FIXTURES "/llama-tiny";
+  std::string text;
+  for (int i = 0; i < 8; ++i) text += (i ? " " : "") + kText;
+  const AttentionTrace core = core_trace(model, text);  // held in full (the default budget)
+  const int n = static_cast<int>(core.tokens.size());
+  ASSERT_GE(n, 100) << "the text is meant to be long enough for the off-thread build";
+  const std::string dir = test::temp_dir();
+  nlohmann::json session = {{"format", "attnscope-session/1"},
+                            {"model", model},
+                            {"texts", {{{"text", text}}}},
+                            {"show_second", false},
+                            {"view", {{"layer", 0}, {"head", 0}}}};
+  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
+  const std::string png = dir + "/shot.png", layout_path = dir + "/layout.json";
+  // A budget of 0 MB: every trace keeps Q and K instead of the weights.
+  ASSERT_EQ(
+      test::run_app_with_env("ATTNSCOPE_ATTENTION_BUDGET_MB=0",
+                             "--session " + shell_quote(dir + "/s.attnscope") + " --screenshot " +
+                                 shell_quote(png) + " --layout " + shell_quote(layout_path) +
+                                 " --keys right,down,down --window 1600x1000"),
+      0);
+  const nlohmann::json layout = read_json(layout_path);
+  ASSERT_TRUE(layout["traces"][0]["compact"].get<bool>()) << "the trace was expected compact";
+  const auto& view = find_view(layout, "heatmap");
+  ASSERT_EQ(view["rows"], n);
+  EXPECT_NE(view["title"].get<std::string>().find("layer 2 \xC2\xB7 head 3"), std::string::npos)
+      << view["title"];
+  expect_heatmap_pixels(view, read_png(png), to_double(core.attention[1][2]));
+}
+
 }  // namespace
 }  // namespace attnscope
