@@ -7,25 +7,24 @@
 namespace attnscope {
 
 QueryRow query_row(const AttentionTrace& trace, int layer, int head, int query) {
-  const std::shared_ptr<const Matrix> held = trace.head_weights(layer, head);
-  const Matrix& w = *held;
-  if (query < 0 || query >= w.rows()) throw std::out_of_range("query_row: no such query");
-  const int keys = static_cast<int>(w.cols());
+  if (query < 0 || query >= trace.queries()) throw std::out_of_range("query_row: no such query");
   QueryRow row;
   row.query = query;
-  row.weights.assign(w.row(query).data(), w.row(query).data() + keys);
+  row.weights = trace.head_row(layer, head, query);  // one row, never the whole head
+  const int keys = static_cast<int>(row.weights.size());
+  const int queries = trace.queries();
   const size_t index = static_cast<size_t>(layer) * trace.heads() + head;
   if (index >= trace.steps.size()) return row;
   const HeadSteps& s = trace.steps[index];
-  if (s.q.rows() != w.rows() || s.k.rows() != keys || s.v.rows() != keys ||
+  if (s.q.rows() != queries || s.k.rows() != keys || s.v.rows() != keys ||
       s.q.cols() != s.k.cols() || s.q.cols() == 0)
     return row;  // steps that do not match this head's weights: show the weights alone
   row.d_k = static_cast<int>(s.k.cols());
   row.scale = s.scale > 0 ? s.scale : 1.0f / std::sqrt(static_cast<float>(row.d_k));
   row.softcap = s.softcap;
   row.kv_head = s.kv_head;
-  const bool full = s.scores.rows() == w.rows() && s.scores.cols() == keys &&
-                    s.scaled.rows() == w.rows() && s.scaled.cols() == keys;
+  const bool full = s.scores.rows() == queries && s.scores.cols() == keys &&
+                    s.scaled.rows() == queries && s.scaled.cols() == keys;
   row.scores.resize(static_cast<size_t>(keys));
   row.scaled.resize(static_cast<size_t>(keys));
   if (full) {
@@ -45,7 +44,8 @@ QueryRow query_row(const AttentionTrace& trace, int layer, int head, int query) 
     }
   }
   // output = Σ_j weights_j · v_j  ([1 x keys] · [keys x d_v])
-  const RowVector out = w.row(query) * s.v;
+  const RowVector out =
+      Eigen::Map<const RowVector>(row.weights.data(), static_cast<Eigen::Index>(keys)) * s.v;
   row.output.assign(out.data(), out.data() + out.size());
   return row;
 }

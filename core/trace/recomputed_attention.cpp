@@ -1,5 +1,6 @@
 #include "core/trace/recomputed_attention.h"
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -55,6 +56,32 @@ Matrix RecomputedAttention::compute(int layer, int head) const {
                       columns_of(a.k, g * a.head_dim, a.head_dim), nullptr, a.scale, a.softcap,
                       a.mask, weights, nullptr);
   return weights;
+}
+
+std::vector<float> RecomputedAttention::row(int layer, int head, int query) const {
+  if (layer < 0 || layer >= layers() || head < 0 || head >= heads() || query < 0 ||
+      query >= queries())
+    throw std::out_of_range("recomputed attention: no layer " + std::to_string(layer) + " head " +
+                            std::to_string(head) + " query " + std::to_string(query));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Cached& c : cache_)
+      if (c.layer == layer && c.head == head) {
+        const float* r = &(*c.weights)(query, 0);  // row-major: a row is contiguous
+        return std::vector<float>(r, r + c.weights->cols());
+      }
+  }
+  const AttentionInputs& a = layers_[static_cast<std::size_t>(layer)];
+  const int g = head / (a.heads / a.kv_heads);
+  Tensor q = columns_of(a.q, head * a.head_dim, a.head_dim);
+  q.data += static_cast<std::ptrdiff_t>(query) * q.stride;  // that query's row alone
+  q.rows = 1;
+  AttentionMask mask = a.mask;  // the row's position among the queries
+  mask.query_offset += query;
+  Matrix weights;
+  cpu::attention_head(q, columns_of(a.k, g * a.head_dim, a.head_dim), nullptr, a.scale, a.softcap,
+                      mask, weights, nullptr);
+  return std::vector<float>(weights.data(), weights.data() + weights.cols());
 }
 
 std::shared_ptr<const Matrix> RecomputedAttention::head(int layer, int head) const {

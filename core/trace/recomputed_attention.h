@@ -50,6 +50,11 @@ class RecomputedAttention {
   // exports), so such a pass never evicts the heads a view shows.
   Matrix compute(int layer, int head) const;
 
+  // Row `query` of that matrix alone (a view that shows one query's row, such as the formula's):
+  // from the cache when the head is there, else one query against every key, n times cheaper
+  // than the whole head. Throws std::out_of_range.
+  std::vector<float> row(int layer, int head, int query) const;
+
   // The bytes this object holds: the inputs plus the cached heads.
   std::size_t bytes() const;
 

@@ -71,6 +71,16 @@ std::shared_ptr<const Matrix> AttentionTrace::head_weights(int layer, int head, 
   return std::shared_ptr<const Matrix>(std::shared_ptr<const Matrix>(), &m);  // not owned
 }
 
+std::vector<float> AttentionTrace::head_row(int layer, int head, int query) const {
+  if (recomputed) return recomputed->row(layer, head, query);
+  const Matrix& m =
+      attention.at(static_cast<std::size_t>(layer)).at(static_cast<std::size_t>(head));
+  if (query < 0 || query >= m.rows())
+    throw std::out_of_range("attention trace: no query " + std::to_string(query));
+  const float* r = &m(query, 0);
+  return std::vector<float>(r, r + m.cols());
+}
+
 std::size_t AttentionTrace::attention_bytes() const {
   if (recomputed) return recomputed->bytes();
   std::size_t total = 0;

@@ -107,6 +107,9 @@ struct AttentionTrace {
   // trace: a stored matrix is not owned by the pointer). Throws
   // std::out_of_range for a layer or head the trace lacks.
   std::shared_ptr<const Matrix> head_weights(int layer, int head, bool cache = true) const;
+  // Row `query` of that head: a compact trace computes that row alone (the formula view shows one
+  // query's row of a 4,096-token head without recomputing the head). Throws std::out_of_range.
+  std::vector<float> head_row(int layer, int head, int query) const;
   // The bytes the attention weights take in memory (stored matrices, or recomputation inputs).
   std::size_t attention_bytes() const;
 };

@@ -18,6 +18,7 @@
 #include "core/model/hf/hub_cache.h"
 #include "core/model/registry.h"
 #include "core/trace/aggregate.h"
+#include "core/trace/query_row.h"
 #include "core/trace/recomputed_attention.h"
 #include "core/trace/trace_check.h"
 #include "core/trace/trace_writer.h"
@@ -163,6 +164,51 @@ TEST_P(RecomputedFixtureTest, RecomputedHeadsAreTheForwardsWeightsBitForBit) {
                            head_aggregate(aggregate).combine(stored, 0)),
               0.0f)
         << aggregate;
+}
+
+// The formula view shows one query's row: a compact trace computes that row alone (one query
+// against every key, its mask position kept), equal to the forward's row, without caching or
+// computing the head; query_row gives the same numbers as on the stored trace.
+TEST_P(RecomputedFixtureTest, OneQueryRowIsTheForwardsRowWithoutTheWholeHead) {
+  const std::string name = GetParam();
+  if (!fs::exists(fixture(name) / "tokenizer.json"))
+    GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
+  const auto model = open_model(fixture(name).string());
+  const auto backend = make_cpu_backend();
+  AttentionTrace compact;
+  {
+    BudgetGuard none(0);
+    compact = model->run(long_text(), *backend);
+  }
+  ASSERT_NE(compact.recomputed, nullptr);
+  DecoderRequest keep;
+  keep.keep_attention = true;
+  KvCache cache;
+  DecoderOutputs out = network_of(name).forward(token_ids(compact.tokens), cache, *backend, keep);
+  AttentionTrace stored = compact;
+  stored.recomputed = nullptr;
+  stored.attention = std::move(out.attention);
+  const int n = compact.queries();
+  const std::size_t bytes = compact.recomputed->bytes();
+  for (int l = 0; l < compact.layers(); ++l)
+    for (int h = 0; h < compact.heads(); ++h)
+      for (int q : {0, 1, n / 2, n - 1}) {
+        const std::vector<float> row = compact.head_row(l, h, q);
+        ASSERT_EQ(static_cast<int>(row.size()), compact.keys());
+        float diff = 0;
+        for (int j = 0; j < compact.keys(); ++j)
+          diff = std::max(diff, std::fabs(row[j] - stored.attention[l][h](q, j)));
+        EXPECT_LE(diff, 1e-6f) << name << " layer " << l << " head " << h << " query " << q;
+        EXPECT_EQ(stored.head_row(l, h, q).size(), row.size());
+      }
+  EXPECT_EQ(compact.recomputed->bytes(), bytes) << "a row must not compute or cache the head";
+  const QueryRow a = query_row(compact, 1, 1, n - 2), b = query_row(stored, 1, 1, n - 2);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  ASSERT_EQ(a.output.size(), b.output.size());
+  for (std::size_t j = 0; j < a.weights.size(); ++j) EXPECT_NEAR(a.weights[j], b.weights[j], 1e-6);
+  for (std::size_t j = 0; j < a.output.size(); ++j) EXPECT_NEAR(a.output[j], b.output[j], 1e-5);
+  EXPECT_THROW(compact.head_row(0, 0, n), std::out_of_range);
+  EXPECT_THROW(compact.head_row(0, compact.heads(), 0), std::out_of_range);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RecomputedFixtureTest,
