@@ -38,7 +38,8 @@ HP = dict(vocab=4096, hidden=128, layers=4, heads=4, head_dim=32, ff=384, contex
           rope_theta=10000.0, eps=1e-5, batch=8, steps=1500, lr=3e-3, min_lr=3e-4, warmup=50,
           weight_decay=0.1, clip=1.0, repeat_fraction=0.5, seed=20261130, threads=1,
           validation_documents=2000, copy_rows=0, copy_len=128, copy_min=8, copy_max=60,
-          copy_ids=4096, copy_weight=1.0, copy_softmax="vocab", probe_every=200)
+          copy_ids=4096, copy_weight=1.0, copy_softmax="vocab", probe_every=200, init_std=0.02,
+          stop_at=0, copy_ids_schedule="", embed_std=0.0, tied=1)
 
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -121,14 +122,25 @@ class CopyRows:
         self.hp = hp
         self.rng = np.random.RandomState(hp["seed"] + 3)
 
-    def next(self):
+    def ids_at(self, step):
+        """The id range of `step`: --copy-ids, or the curriculum's entry in force then."""
+        ids = self.hp["copy_ids"]
+        for entry in filter(None, self.hp["copy_ids_schedule"].split(",")):
+            at, value = (int(x) for x in entry.split(":"))
+            if step >= at:
+                ids = value
+        return ids
+
+    def next(self, step=0):
         hp, rng = self.hp, self.rng
         n = hp["copy_len"]
+        copy_ids = self.ids_at(step)
         rows = np.zeros((hp["copy_rows"], n), dtype=np.int64)
         mask = np.zeros((hp["copy_rows"], n - 1), dtype=bool)
         for r in range(hp["copy_rows"]):
             block_len = rng.randint(hp["copy_min"], hp["copy_max"] + 1)
-            block = 2 + rng.choice(hp["copy_ids"] - 2, size=block_len, replace=False)
+            block = 2 + rng.choice(copy_ids - 2, size=min(block_len, copy_ids - 2), replace=False)
+            block_len = len(block)
             rows[r, 1:] = np.tile(block, (n - 1) // block_len + 1)[:n - 1]
             # targets rows[r, t + 1] for t + 1 >= 1 + block_len come from the second copy
             mask[r, block_len:] = True
@@ -189,6 +201,7 @@ class TinyLlama(nn.Module):
         super().__init__()
         self.hp = hp
         self.embed_tokens = nn.Embedding(hp["vocab"], hp["hidden"])
+        self.lm_head = None if hp["tied"] else nn.Linear(hp["hidden"], hp["vocab"], bias=False)
         self.layers = nn.ModuleList(Layer(hp) for _ in range(hp["layers"]))
         self.norm = RMSNorm(hp["hidden"], hp["eps"])
         dh = hp["head_dim"]
@@ -199,7 +212,11 @@ class TinyLlama(nn.Module):
         self.register_buffer("sin", emb.sin().float(), persistent=False)
         for name, p in self.named_parameters():
             if p.dim() == 2:
-                std = 0.02 / math.sqrt(2 * hp["layers"]) if name.endswith(("o_proj.weight", "down_proj.weight")) else 0.02
+                std = hp["init_std"]
+                if name == "embed_tokens.weight" and hp["embed_std"] > 0:
+                    std = hp["embed_std"]
+                if name.endswith(("o_proj.weight", "down_proj.weight")):
+                    std /= math.sqrt(2 * hp["layers"])
                 nn.init.normal_(p, 0.0, std)
 
     def hidden(self, ids, keep=None):
@@ -211,6 +228,8 @@ class TinyLlama(nn.Module):
         return x
 
     def logits(self, x):
+        if self.lm_head is not None:
+            return self.lm_head(self.norm(x))
         return self.norm(x) @ self.embed_tokens.weight.T  # tied head
 
     def forward(self, ids, keep=None):
@@ -276,6 +295,8 @@ def write_safetensors(path, tensors):
 def hf_state(model):
     """Our parameter names as LlamaForCausalLM's (tied: no lm_head.weight, as save_pretrained)."""
     out = {"model.embed_tokens.weight": model.embed_tokens.weight, "model.norm.weight": model.norm.weight}
+    if model.lm_head is not None:
+        out["lm_head.weight"] = model.lm_head.weight
     for i, layer in enumerate(model.layers):
         p = f"model.layers.{i}."
         for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
@@ -296,7 +317,7 @@ def config_json(hp):
         "head_dim": hp["head_dim"], "hidden_act": "silu",
         "max_position_embeddings": hp["context"], "rms_norm_eps": hp["eps"],
         "rope_theta": hp["rope_theta"], "rope_scaling": None, "attention_bias": False,
-        "attention_dropout": 0.0, "mlp_bias": False, "tie_word_embeddings": True,
+        "attention_dropout": 0.0, "mlp_bias": False, "tie_word_embeddings": bool(hp["tied"]),
         "bos_token_id": 0, "eos_token_id": 1, "initializer_range": 0.02, "pretraining_tp": 1,
         "use_cache": True, "torch_dtype": "float32",
     }
@@ -330,9 +351,15 @@ def main():
         "copy_ids": "block ids are drawn from 2..COPY_IDS-1 (the C++ test draws 2..2047)",
         "copy_weight": "weight of the copy loss added to the text loss",
         "probe_every": "steps between validation and head-score probes (logged)",
+        "init_std": "standard deviation of the initial weight matrices (output projections: / sqrt(2 layers))",
+        "stop_at": "stop after this many steps (0: all), the schedule still planned for --steps",
+        "embed_std": "standard deviation of the initial token embeddings (0: --init-std)",
+        "tied": "1: the output head is the embedding matrix (as shipped); 0: its own lm_head",
+        "copy_ids_schedule": "a curriculum of copy-block ids, 'STEP:IDS,...': from STEP on, blocks draw "
+                             "from 2..IDS-1 (overrides --copy-ids; empty: none)",
     }
     for key, help_text in helps.items():
-        kind = float if isinstance(HP[key], float) else int
+        kind = float if isinstance(HP[key], float) else str if isinstance(HP[key], str) else int
         ap.add_argument("--" + key.replace("_", "-"), type=kind, default=HP[key],
                         help=f"{help_text} (default {HP[key]})")
     ap.add_argument("--copy-softmax", choices=("vocab", "block"), default=HP["copy_softmax"],
@@ -401,11 +428,28 @@ def main():
         log(f"probe step {step}: induction (L 40, 4 blocks) best layer {best[0]} head {best[1]} "
             f"{best[2]:.3f}; per layer max " + " ".join(
                 f"{max(v for l, _, v in ind if l == k):.3f}" for k in range(hp["layers"]))
-            + f"; sink {max(s[2] for s in scores):.3f} previous {max(s[3] for s in scores):.3f}")
+            + f"; sink {max(s[2] for s in scores):.3f} previous {max(s[3] for s in scores):.3f}"
+            + f"; best at L 12 and 40 both: {both_lengths(ind):.3f}" + pool_probe(step))
+
+    def pool_probe(step):
+        """While a curriculum draws copy blocks from fewer ids, induction on blocks of those ids."""
+        if copies is None or copies.ids_at(step) >= 2048:
+            return ""
+        small = dict(hp, vocab=copies.ids_at(step))
+        ind = induction_scores(model, small, block_len=min(40, small["vocab"] - 3), blocks=4)
+        best = max(ind, key=lambda r: r[2])
+        return f"; on ids < {small['vocab']}: layer {best[0]} head {best[1]} {best[2]:.3f}"
+
+    def both_lengths(ind40):
+        """The best head's lower score over blocks of 12 and 40 tokens: a head at a fixed offset
+        scores at one length only, an induction head at both."""
+        ind12 = induction_scores(model, hp, block_len=12, blocks=4)
+        return max(min(a[2], b[2]) for a, b in zip(ind40, ind12))
 
     train_started = time.time()
     recent, recent_copy = [], []
-    for step in range(hp["steps"]):
+    last_step = (hp["stop_at"] or hp["steps"]) - 1
+    for step in range(last_step + 1):
         if step < hp["warmup"]:
             lr = hp["lr"] * (step + 1) / hp["warmup"]
         else:
@@ -418,7 +462,7 @@ def main():
         loss = F.cross_entropy(logits[:, :-1].reshape(-1, hp["vocab"]), x[:, 1:].reshape(-1))
         total = loss
         if copies is not None:
-            c, keep = copies.next()
+            c, keep = copies.next(step)
             h = model.hidden(c)[:, :-1]
             if hp["copy_softmax"] == "vocab":  # logits only where a copy predicts the target
                 copy_loss = F.cross_entropy(model.logits(h[keep]), c[:, 1:][keep])
@@ -438,11 +482,11 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), hp["clip"])
         opt.step()
         recent = (recent + [loss.item()])[-50:]
-        if step % 50 == 0 or step == hp["steps"] - 1:
+        if step % 50 == 0 or step == last_step:
             log(f"step {step} lr {lr:.5f} loss {loss.item():.4f} (mean of last 50: {np.mean(recent):.4f})"
                 + (f"; copy loss {copy_loss.item():.4f} (last 50: {np.mean(recent_copy):.4f})"
                    if copies is not None else ""))
-        if step % hp["probe_every"] == 0 or step == hp["steps"] - 1:
+        if step % hp["probe_every"] == 0 or step == last_step:
             log(f"validation loss {validation_loss():.4f}")
             probe(step)
     train_seconds = time.time() - train_started
