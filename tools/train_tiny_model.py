@@ -35,11 +35,11 @@ import corpus  # noqa: E402
 # One thread: on the shared 2-core machine two OpenMP threads ran 3-9x slower than one (each
 # waits for the other whenever another job holds a core), and one thread fixes the summation order.
 HP = dict(vocab=4096, hidden=128, layers=4, heads=4, head_dim=32, ff=384, context=256,
-          rope_theta=10000.0, eps=1e-5, batch=8, steps=1500, lr=3e-3, min_lr=3e-4, warmup=50,
+          rope_theta=10000.0, eps=1e-5, batch=4, steps=2000, lr=3e-3, min_lr=3e-4, warmup=100,
           weight_decay=0.1, clip=1.0, repeat_fraction=0.5, seed=20261130, threads=1,
-          validation_documents=2000, copy_rows=0, copy_len=128, copy_min=8, copy_max=60,
-          copy_ids=4096, copy_weight=1.0, copy_softmax="vocab", probe_every=200, init_std=0.02,
-          stop_at=0, copy_ids_schedule="", embed_std=0.0, tied=1)
+          validation_documents=2000, copy_rows=24, copy_len=80, copy_min=6, copy_max=36,
+          copy_ids=4096, copy_weight=1.0, copy_softmax="vocab", probe_every=100, init_std=0.05,
+          stop_at=0, copy_ids_schedule="", embed_std=1.0, tied=0)
 
 
 # ---- data ---------------------------------------------------------------------------------------
