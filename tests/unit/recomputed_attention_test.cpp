@@ -69,7 +69,20 @@ TEST(AttentionBudgetTest, ALlamaOneBAt4096TokensIsOverTheDefaultBudgetAndGpt2IsN
   EXPECT_FALSE(attention_fits_budget(1, 1, 1, 1));
 }
 
-class RecomputedFixtureTest : public ::testing::TestWithParam<std::string> {};
+// Each case opens its fixture model (skipped without the tokenizer files) and a CPU backend.
+class RecomputedFixtureTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    name = GetParam();
+    if (!fs::exists(fixture(name) / "tokenizer.json"))
+      GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
+    model = open_model(fixture(name).string());
+    backend = make_cpu_backend();
+  }
+  std::string name;
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Backend> backend;
+};
 
 // Each fixture's own family (mistral's window, gemma2's softcap, qwen3's q/k norms), not llama's.
 DecoderNetwork network_of(const std::string& name) {
@@ -81,11 +94,6 @@ DecoderNetwork network_of(const std::string& name) {
 // where the allocator put a row. Hence 1e-6 here and the same-forward test below for bit
 // equality.)
 TEST_P(RecomputedFixtureTest, TheModelKeepsQAndKPastTheBudget) {
-  const std::string name = GetParam();
-  if (!fs::exists(fixture(name) / "tokenizer.json"))
-    GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
-  const auto model = open_model(fixture(name).string());
-  const auto backend = make_cpu_backend();
   const std::string text = long_text();
   const AttentionTrace stored = model->run(text, *backend);
   ASSERT_EQ(stored.recomputed, nullptr) << "the default budget keeps a small trace's matrices";
@@ -124,11 +132,6 @@ TEST_P(RecomputedFixtureTest, TheModelKeepsQAndKPastTheBudget) {
 // One forward keeping both the weights and Q, K: every recomputed head is bit for bit the stored
 // one, and so is everything read from them (summaries, each export format, an aggregate).
 TEST_P(RecomputedFixtureTest, RecomputedHeadsAreTheForwardsWeightsBitForBit) {
-  const std::string name = GetParam();
-  if (!fs::exists(fixture(name) / "tokenizer.json"))
-    GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
-  const auto model = open_model(fixture(name).string());
-  const auto backend = make_cpu_backend();
   AttentionTrace compact, stored;
   {
     BudgetGuard none(0);
@@ -170,11 +173,6 @@ TEST_P(RecomputedFixtureTest, RecomputedHeadsAreTheForwardsWeightsBitForBit) {
 // against every key, its mask position kept), equal to the forward's row, without caching or
 // computing the head; query_row gives the same numbers as on the stored trace.
 TEST_P(RecomputedFixtureTest, OneQueryRowIsTheForwardsRowWithoutTheWholeHead) {
-  const std::string name = GetParam();
-  if (!fs::exists(fixture(name) / "tokenizer.json"))
-    GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
-  const auto model = open_model(fixture(name).string());
-  const auto backend = make_cpu_backend();
   AttentionTrace compact;
   {
     BudgetGuard none(0);
