@@ -196,7 +196,10 @@ TEST_P(RecomputedFixtureTest, OneQueryRowIsTheForwardsRowWithoutTheWholeHead) {
         float diff = 0;
         for (int j = 0; j < compact.keys(); ++j)
           diff = std::max(diff, std::fabs(row[j] - stored.attention[l][h](q, j)));
-        EXPECT_LE(diff, 1e-6f) << name << " layer " << l << " head " << h << " query " << q;
+        // One row goes through the kernel's single-row path, the forward through its blocked one:
+        // their float sums may differ in the last bits (measured up to 1.07e-6 on mistral-tiny in
+        // some runs, none above 1e-6 in others).
+        EXPECT_LE(diff, 4e-6f) << name << " layer " << l << " head " << h << " query " << q;
         EXPECT_EQ(stored.head_row(l, h, q).size(), row.size());
       }
   EXPECT_EQ(compact.recomputed->bytes(), bytes) << "a row must not compute or cache the head";
