@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
+  libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
+  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
   libegl-dev libegl-mesa0
   nodejs npm
   clang-14 libfuzzer-14-dev
