@@ -21,7 +21,7 @@ Figure build(const FigureRequest& r) {
   std::vector<std::string> labels(static_cast<size_t>(n));
   std::vector<float> widths(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
-    labels[j] = token_label(tokens[j], 10);
+    labels[j] = token_label(*r.trace, j, 10);
     widths[j] = text_width(labels[j], kFigureFont) + kFigureFont * 0.8f;
   }
   const float pad = 8.0f, total = std::accumulate(widths.begin(), widths.end(), 0.0f);
@@ -41,7 +41,7 @@ Figure build(const FigureRequest& r) {
     fig.add(FigureText{
         pad, pad + kFigureTitleFont,
         request_title(r) + (r.focus >= 0 ? " \xC2\xB7 query \xE2\x80\x9C" +
-                                               token_label(tokens[r.focus], 10) + "\xE2\x80\x9D"
+                                               token_label(*r.trace, r.focus, 10) + "\xE2\x80\x9D"
                                          : std::string()),
         kFigureTitleFont, pal.text, FigureText::Anchor::kStart, false, false, true});
   auto arc = [&](int i, int j, float t, bool strong) {

@@ -37,7 +37,7 @@ Figure build(const FigureRequest& r) {
   std::vector<std::string> labels(static_cast<size_t>(n));
   float label_w = 0;
   for (int i = 0; i < n; ++i) {
-    labels[i] = token_label(t.tokens[i], 8);
+    labels[i] = token_label(t, i, 8);
     label_w = std::max(label_w, text_width(labels[i], kFigureMonoFont, true));
   }
   const float pad = 10.0f, row_h = kFigureMonoFont * 1.5f;

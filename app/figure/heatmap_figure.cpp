@@ -23,7 +23,7 @@ Figure build(const FigureRequest& r) {
   std::vector<std::string> labels(static_cast<size_t>(n));
   float label_w = 0;
   for (int i = 0; i < n; ++i) {
-    labels[i] = token_label(tokens[i], kMaxLabelChars);
+    labels[i] = token_label(*r.trace, i, kMaxLabelChars);
     label_w = std::max(label_w, text_width(labels[i], kFigureFont));
   }
   const float pad = 8.0f;

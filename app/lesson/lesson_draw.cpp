@@ -55,7 +55,7 @@ std::string number(float v, int decimals) {
 }
 
 std::string label(const AttentionTrace& t, int i, int max_chars) {
-  return token_label(t.tokens.at(i), max_chars);
+  return token_label(t, i, max_chars);
 }
 
 nlohmann::json box(const LessonPictureContext& ctx, const char* name, ImVec2 a, ImVec2 size) {

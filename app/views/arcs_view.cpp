@@ -197,7 +197,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const bool labels_fit = row_h >= font * 0.75f;
   float label_w = 0;
   for (int i = 0; i < std::max(n, m) && i < static_cast<int>(tokens.size()); ++i)
-    label_w = std::max(label_w, ImGui::CalcTextSize(token_label(tokens[i], 10).c_str()).x);
+    label_w = std::max(label_w, ImGui::CalcTextSize(token_label(*ctx.trace, i, 10).c_str()).x);
   const float col_w = std::min(size.x * 0.34f, label_w + font * 0.8f);
   const float xl = origin.x + col_w, xr = origin.x + size.x - col_w;  // line ends
   const float top = origin.y + font * 1.5f;
@@ -234,7 +234,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
       }
     }
   for (int i = 0; i < std::max(n, m); ++i) {
-    std::string label = i < static_cast<int>(tokens.size()) ? token_label(tokens[i], 10) : "?";
+    std::string label = i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 10) : "?";
     float y = top + i * row_h;
     ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     bool focused = i == ctx.focus || selected(ctx, i);
@@ -321,7 +321,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
                    std::min(20, std::max(1, static_cast<int>(w.cols()))), "top %d");
   ImGui::SameLine();
   const std::string who = f >= 0 && f < static_cast<int>(ctx.trace->tokens.size())
-                              ? token_label(ctx.trace->tokens[f], 14)
+                              ? token_label(*ctx.trace, f, 14)
                               : std::string();
   if (selection)
     ImGui::TextColored(dim,
@@ -365,7 +365,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   float natural = 0;
   for (int j = 0; j < n; ++j)
     natural += ImGui::CalcTextSize(
-                   j < static_cast<int>(tokens.size()) ? token_label(tokens[j], 10).c_str() : "?")
+                   j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10).c_str() : "?")
                    .x +
                font * 0.8f;
   const float baseline = origin.y + size.y - font * (natural > size.x ? 2.7f : 1.6f);
@@ -394,7 +394,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   std::vector<std::string> labels(static_cast<size_t>(n));
   std::vector<float> widths(static_cast<size_t>(n)), centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
-    labels[j] = j < static_cast<int>(tokens.size()) ? token_label(tokens[j], 10) : "?";
+    labels[j] = j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10) : "?";
     widths[j] = ImGui::CalcTextSize(labels[j].c_str()).x + font * 0.8f;
   }
   const float total = std::accumulate(widths.begin(), widths.end(), 0.0f);

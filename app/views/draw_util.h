@@ -5,13 +5,13 @@
 #include <imgui.h>
 
 #include "core/text/token.h"
+#include "core/trace/trace.h"
 #include "core/util/matrix.h"
 
 namespace attnscope {
 
-// A token's text for a label: at most `max_chars` characters (UTF-8 aware, "…" when cut); invalid
-// UTF-8 bytes become U+FFFD; whitespace shown as "␣"-free plain spaces; empty text as "∅".
-std::string token_label(const Token& token, int max_chars = 14);
+// Token labels: token_label(trace, i, max_chars) and bytes_label (core/text/token_label.h via
+// core/trace/trace.h) — the one label function of the views, figures and CSV.
 
 // Text drawn rotated 90° counter-clockwise (reads bottom to top) with its baseline start at
 // `bottom_left`: the glyphs occupy x in [bottom_left.x, +font size], y in [−width, bottom_left.y].

@@ -53,7 +53,7 @@ void draw_query_row(ViewContext& ctx, FormulaRowState& state, int layer, int hea
   const QueryRow& row = state.row;
   const int keys = static_cast<int>(row.weights.size());
   const auto label = [&](int i) {
-    return i < static_cast<int>(tokens.size()) ? token_label(tokens[i], 8) : std::string("?");
+    return i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 8) : std::string("?");
   };
 
   // Title: the equation, then which row of which head, and where the numbers come from.

@@ -38,7 +38,7 @@ float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& 
   std::vector<std::string> labels;
   if (row_labels)
     for (int i = 0; i < rows; ++i) {
-      labels.push_back(i < static_cast<int>(tokens.size()) ? token_label(tokens[i], 8) : "?");
+      labels.push_back(i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 8) : "?");
       label_w = std::max(label_w, ImGui::CalcTextSize(labels.back().c_str()).x + font * 0.5f);
     }
   const float x0 = at.x + label_w, y0 = at.y + font * 1.4f;
@@ -79,14 +79,13 @@ float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& 
 }
 // The focused query's row through every step, one column per key: q·kⱼ, ÷√d_k, softmax; then
 // its output weights·V. Returns the width used.
-float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s,
-                       const Tokens& tokens) {
+float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s) {
   const ThemeColors& colors = theme_colors();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int n = static_cast<int>(s.weights.cols());
   const int d = std::min(static_cast<int>(s.output.cols()), kFormulaMaxColumns);
   const float title_font = ImGui::GetFontSize();
-  std::string who = token_label(tokens.at(i), 12);
+  std::string who = token_label(*ctx.trace, static_cast<std::size_t>(i), 12);
   std::string title = "the row of \"" + who + "\", key by key";
   dl->AddText(at, colors.accent, title.c_str());
   ImGui::PushFont(ctx.fonts.mono);
@@ -102,7 +101,7 @@ float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s,
   const float x0 = at.x + name_w, y0 = at.y + title_font * 1.4f;
   // Key labels as column headers.
   for (int j = 0; j < n; ++j) {
-    std::string label = token_label(tokens.at(j), 5);
+    std::string label = token_label(*ctx.trace, static_cast<std::size_t>(j), 5);
     ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText(ImVec2(x0 + j * cell_w + (cell_w - ts.x) / 2, y0), colors.text_dim, label.c_str());
   }
@@ -218,7 +217,7 @@ void FormulaView::Draw(ViewContext& ctx) {
     x += draw_matrix(ctx, ImVec2(x, start.y), "K", s.k, ctx.trace->tokens, false, 3) + font * 0.6f;
     dl->AddText(ImVec2(x, start.y + font * 3.5f), colors.text_dim, "\xE2\x86\x92");
     x += font * 1.6f;
-    x += draw_focus_table(ctx, ImVec2(x, start.y), focus, s, ctx.trace->tokens);
+    x += draw_focus_table(ctx, ImVec2(x, start.y), focus, s);
     ImGui::PushFont(ctx.fonts.mono);
     const float h = ImGui::GetFontSize() * (1.4f + 1.3f * n) + font;
     ImGui::PopFont();
@@ -242,8 +241,8 @@ void FormulaView::Draw(ViewContext& ctx) {
     ImGui::PushFont(ctx.fonts.mono);
     float cell_w = ImGui::CalcTextSize("-0.00").x + ImGui::GetFontSize() * 0.5f;
     float label_w = 0;
-    for (const Token& t : ctx.trace->tokens)
-      label_w = std::max(label_w, ImGui::CalcTextSize(token_label(t, 8).c_str()).x);
+    for (std::size_t t = 0; t < ctx.trace->tokens.size(); ++t)
+      label_w = std::max(label_w, ImGui::CalcTextSize(token_label(*ctx.trace, t, 8).c_str()).x);
     ImGui::PopFont();
     float w = label_w + font +
               cell_w * std::min<int>(static_cast<int>(step.m->cols()), kFormulaMaxColumns) + cell_w;

@@ -91,7 +91,7 @@ void HeatmapView::UpdateLabels(const AttentionTrace& trace, int count) {
   max_label_w = 0;
   for (int i = 0; i < count; ++i) {
     labels[i] = i < static_cast<int>(trace.tokens.size())
-                    ? token_label(trace.tokens[i], kMaxLabelChars)
+                    ? token_label(trace, i, kMaxLabelChars)
                     : "?";
     label_widths[i] = ImGui::CalcTextSize(labels[i].c_str()).x;
     max_label_w = std::max(max_label_w, label_widths[i]);

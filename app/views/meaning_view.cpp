@@ -53,10 +53,10 @@ void MeaningView::Draw(ViewContext& ctx) {
       !ctx.trace->token_predictions[ctx.focus].empty()) {
     std::vector<Neighbor> chosen_from;
     for (const Prediction& p : ctx.trace->token_predictions[ctx.focus])
-      chosen_from.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
+      chosen_from.push_back({bytes_label(p.text, 16), p.probability});
     // Appended piece by piece: GCC 12 warns (-Wrestrict, bug 105329) on "…" + string + "…".
     std::string title = "\"";
-    title += token_label(ctx.trace->tokens[ctx.focus], 16);
+    title += token_label(*ctx.trace, ctx.focus, 16);
     title += "\" was chosen from";
     neighbor_list(ctx, title.c_str(), chosen_from, ImGui::GetContentRegionAvail().x);
     return;
@@ -65,7 +65,7 @@ void MeaningView::Draw(ViewContext& ctx) {
     // A language model (GPT-2, Llama, …): what it predicts next, the other half of the story.
     std::vector<Neighbor> next;
     for (const Prediction& p : ctx.trace->predictions)
-      next.push_back({token_label(Token{p.id, p.text}, 16), p.probability});
+      next.push_back({bytes_label(p.text, 16), p.probability});
     neighbor_list(ctx, "after the last token, the model predicts", next,
                   ImGui::GetContentRegionAvail().x);
     return;
@@ -89,7 +89,7 @@ void MeaningView::Draw(ViewContext& ctx) {
   static const MeaningShift kNone;
   const MeaningShift& shift =
       shifts && ctx.focus < static_cast<int>(shifts->size()) ? (*shifts)[ctx.focus] : kNone;
-  std::string word = token_label(ctx.trace->tokens[ctx.focus], 20);
+  std::string word = token_label(*ctx.trace, ctx.focus, 20);
   if (!error.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().error), "%s", error.c_str());
     return;

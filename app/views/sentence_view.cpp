@@ -49,7 +49,8 @@ void SentenceView::HandleSelection(ViewContext& ctx, int token) {
   }
 }
 
-void SentenceView::Place(const Tokens& tokens, float width, float font) {
+void SentenceView::Place(const AttentionTrace& trace, float width, float font) {
+  const Tokens& tokens = trace.tokens;
   const float pad_x = font * 0.22f, gap = font * 0.3f;
   const int n = static_cast<int>(tokens.size());
   labels.resize(static_cast<size_t>(n));
@@ -57,7 +58,7 @@ void SentenceView::Place(const Tokens& tokens, float width, float font) {
   line_starts.assign(1, 0);
   float x = 0;
   for (int i = 0; i < n; ++i) {
-    labels[i] = token_label(tokens[i], 24);
+    labels[i] = token_label(trace, static_cast<std::size_t>(i), 24);
     const float box_w = ImGui::CalcTextSize(labels[i].c_str()).x + 2 * pad_x;
     if (x > 0 && x + box_w > width) {
       x = 0;
@@ -128,7 +129,7 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   ImGui::PushFont(large ? ctx.fonts.big : ctx.fonts.ui);
   const float h = ImGui::GetFontSize(), pad_x = h * 0.22f, line_h = h * 1.55f;
   if (placed_for != ctx.trace || placed_width != width || placed_font != h) {
-    Place(tokens, width - ImGui::GetStyle().ScrollbarSize, h);
+    Place(*ctx.trace, width - ImGui::GetStyle().ScrollbarSize, h);
     placed_for = ctx.trace, placed_width = width, placed_font = h;
     if (search_hit >= n) search_hit = -1;
   }

@@ -32,7 +32,7 @@ struct SentenceView {
   std::vector<int> line_starts;  // first token of each line
   int scroll_to_token = -1;      // scroll the strip to this token next frame
 
-  void Place(const Tokens& tokens, float width, float font);
+  void Place(const AttentionTrace& trace, float width, float font);
   void DrawSearch(ViewContext& ctx);
   void HandleSelection(ViewContext& ctx, int token);  // the pointer is over `token`
 };

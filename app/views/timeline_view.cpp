@@ -35,10 +35,10 @@ void predictions_tooltip(const AttentionTrace& trace, int token) {
   const auto& preds = trace.token_predictions[token];
   if (preds.empty()) return;
   ImGui::BeginTooltip();
-  ImGui::Text("\"%s\" was chosen from", token_label(trace.tokens[token], 20).c_str());
+  ImGui::Text("\"%s\" was chosen from", token_label(trace, token, 20).c_str());
   for (size_t k = 0; k < std::min<size_t>(preds.size(), 5); ++k)
     ImGui::Text("  %5.1f%%  %s", preds[k].probability * 100.0,
-                token_label(Token{preds[k].id, preds[k].text}, 20).c_str());
+                bytes_label(preds[k].text, 20).c_str());
   ImGui::EndTooltip();
 }
 }  // namespace
@@ -132,7 +132,7 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
     const float pad = font * 0.25f;
     for (int k = 0; k < steps; ++k) {
       const int token = first + k;
-      std::string label = token_label(ctx.trace->tokens[token], 16);
+      std::string label = token_label(*ctx.trace, token, 16);
       const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
       const ImVec2 a = ImGui::GetCursorScreenPos();
       const ImVec2 b(a.x + ts.x + 2 * pad, a.y + font * 1.3f);

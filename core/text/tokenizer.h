@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/text/token.h"
+#include "core/text/token_label.h"
 
 namespace attnscope {
 
@@ -31,6 +32,8 @@ class Tokenizer {
   virtual int eos_id() const = 0;                             // -1 when none
   // What it is, for messages and `attnscope tokenize`: "tokenizer.json: BPE (byte-level)".
   virtual std::string description() const = 0;
+  // How its pieces encode text (from its decoder), so labels can read any piece back.
+  virtual PieceEncoding piece_encoding() const { return PieceEncoding::kPlain; }
 };
 
 // The one loader: tokenizer.json if present, else vocab.json + merges.txt (GPT-2), else vocab.txt

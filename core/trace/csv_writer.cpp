@@ -36,12 +36,15 @@ void write_csv(const TraceSlice& slice, ExportTarget& target) {
   const Matrix& w = *held;
   std::ostream& out = target.out;
   out << csv_field("query \\ key");
-  for (const Token& t : tokens) out << ',' << csv_field(t.text);
+  // Headers are the tokens' labels (the text each stands for, as every view shows it), uncut.
+  constexpr int kWhole = 1 << 20;
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    out << ',' << csv_field(token_label(*slice.trace, i, kWhole));
   out << "\r\n";
   std::string row;
   char number[32];
   for (Eigen::Index i = 0; i < w.rows(); ++i) {
-    row = csv_field(tokens[static_cast<size_t>(i)].text);
+    row = csv_field(token_label(*slice.trace, static_cast<std::size_t>(i), kWhole));
     for (Eigen::Index j = 0; j < w.cols(); ++j) {
       auto res = std::to_chars(number, number + sizeof number, w(i, j));
       row.push_back(',');

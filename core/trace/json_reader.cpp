@@ -285,6 +285,16 @@ void read_trace_header(const std::map<std::string, json>& keys, const std::strin
     tok.unknown = t.contains("unknown") && t["unknown"] == true;
     trace.tokens.push_back(std::move(tok));
   }
+  // How the pieces encode text (labels decode them); a trace from before the key: a guess.
+  const json* pieces = find("pieces");
+  if (!pieces) {
+    trace.model.pieces = guess_piece_encoding(trace.tokens);
+  } else if (const auto e = pieces->is_string() ? parse_piece_encoding(pieces->get<std::string>())
+                                                : std::nullopt) {
+    trace.model.pieces = *e;
+  } else {
+    bad(name, "pieces", "\"plain\", \"byte_level\" or \"sentencepiece\"", *pieces);
+  }
   if (const json* cut = find("truncated_at_byte"); cut) {
     if (!cut->is_number_integer() || cut->get<std::int64_t>() < 0 ||
         cut->get<std::uint64_t>() > trace.text.size())

@@ -79,6 +79,9 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   out << "{\"format\":\"attnscope-trace/1\",\"model\":" << model_json(trace)
       << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
       << ",\"tokens\":" << tokens_with_predictions_json(trace);
+  // How the pieces encode text, for labels (core/text/token_label.h); absent when plain.
+  if (trace.model.pieces != PieceEncoding::kPlain)
+    out << ",\"pieces\":\"" << piece_encoding_name(trace.model.pieces) << '"';
   if (slice.partial()) out << ",\"selection\":" << selection_json(slice);
   out << ",\"attention\":[";
   std::string buf;

@@ -29,7 +29,7 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   // The metadata holds the JSON trace's keys: plain strings as they are, the rest as JSON text.
   std::map<std::string, nlohmann::json> keys;
   for (const auto& [key, value] : file.metadata()) {
-    if (key == "format" || key == "backend" || key == "text") {
+    if (key == "format" || key == "backend" || key == "text" || key == "pieces") {
       keys[key] = value;
       continue;
     }

@@ -21,6 +21,8 @@ void write_safetensors(const TraceSlice& slice, ExportTarget& target) {
                             {"text", trace.text},
                             {"tokens", tokens_json(trace.tokens)},
                             {"selection", selection_json(slice)}};
+  if (trace.model.pieces != PieceEncoding::kPlain)
+    header["__metadata__"]["pieces"] = piece_encoding_name(trace.model.pieces);
   if (trace.truncated_at_byte >= 0)
     header["__metadata__"]["truncated_at_byte"] = std::to_string(trace.truncated_at_byte);
   header["attention"] = {{"dtype", "F32"},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text/token.h"
+#include "core/text/token_label.h"
 #include "core/util/matrix.h"
 
 namespace attnscope {
@@ -27,6 +28,7 @@ struct ModelInfo {
   int layers = 1;
   int heads = 1;
   int kv_heads = 0;  // grouped-query attention: heads sharing keys/values; 0 = one per head
+  PieceEncoding pieces = PieceEncoding::kPlain;  // how Token::text encodes text (model.pieces)
   ModelCapabilities capabilities;
   nlohmann::json options = nlohmann::json::object();  // lesson model: beta, mask_self, …
 };
@@ -113,5 +115,10 @@ struct AttentionTrace {
   // The bytes the attention weights take in memory (stored matrices, or recomputation inputs).
   std::size_t attention_bytes() const;
 };
+
+// The label of token i (core/text/token_label.h), decoded with the trace's piece encoding.
+inline std::string token_label(const AttentionTrace& trace, std::size_t i, int max_chars = 14) {
+  return token_label(trace.tokens, i, trace.model.pieces, max_chars);
+}
 
 }  // namespace attnscope

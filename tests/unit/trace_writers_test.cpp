@@ -161,10 +161,11 @@ TEST(CsvWriter, OneMatrixWithQuotedLabelsReadsBackExactly) {
   const auto rows = parse_csv(write("csv", select_trace(t, "2", "1")).main);
   ASSERT_EQ(rows.size(), 9u);
   ASSERT_EQ(rows[0].size(), 9u);
-  for (int j = 0; j < 8; ++j) EXPECT_EQ(rows[0][j + 1], t.tokens[j].text);
+  // Headers are the tokens' labels (" sat" is shown "sat"), uncut.
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(rows[0][j + 1], token_label(t, j, 1000));
   for (int i = 0; i < 8; ++i) {
     ASSERT_EQ(rows[i + 1].size(), 9u);
-    EXPECT_EQ(rows[i + 1][0], t.tokens[i].text);
+    EXPECT_EQ(rows[i + 1][0], token_label(t, i, 1000));
     for (int j = 0; j < 8; ++j)
       EXPECT_EQ(std::strtof(rows[i + 1][j + 1].c_str(), nullptr), t.attention[2][1](i, j));
   }

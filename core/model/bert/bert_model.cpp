@@ -28,6 +28,7 @@ class BertModel final : public Model {
     i.kind = "bert";
     i.layers = network_.config().layers;
     i.heads = network_.config().heads;
+    i.pieces = tokenizer_->piece_encoding();
     i.capabilities.formula_steps = true;
     return i;
   }

@@ -73,6 +73,7 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     i.layers = s.layers;
     i.heads = s.heads;
     if (s.reports_kv_heads) i.kv_heads = s.kv_heads;
+    i.pieces = tokenizer_->piece_encoding();
     i.capabilities.formula_steps = true;
     i.capabilities.predictions = true;
     i.capabilities.generation = true;

@@ -150,6 +150,16 @@ class PipelineTokenizer final : public Tokenizer {
   int bos_id() const override { return p_.bos_id; }
   int eos_id() const override { return p_.eos_id; }
   std::string description() const override { return p_.description; }
+  PieceEncoding piece_encoding() const override {
+    bool spaces = false;
+    for (const DecoderStep& step : p_.decoder) {
+      if (step.kind == DecodeStep::kByteLevel) return PieceEncoding::kByteLevel;
+      if (step.kind == DecodeStep::kByteFallback ||
+          (step.kind == DecodeStep::kReplace && step.from == "\xE2\x96\x81"))  // ▁
+        spaces = true;
+    }
+    return spaces ? PieceEncoding::kSentencePiece : PieceEncoding::kPlain;
+  }
 
  private:
   void push_added(const AddedSplit& split, Tokens& tokens) const {
