@@ -9,6 +9,7 @@
 #include "app/cli/command.h"
 #include "app/figure/figure_export.h"
 #include "app/figure/figure_views.h"
+#include "app/figure/pango_text.h"
 #include "app/ui/colormap.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
@@ -105,6 +106,7 @@ class RenderCommand final : public Command {
       nlohmann::json doc = fig.layout;
       doc["width"] = fig.width;
       doc["height"] = fig.height;
+      doc["missing_glyphs"] = figure_missing_glyphs(fig);  // characters no font has (hex boxes)
       std::ofstream(layout_) << doc.dump(1) << '\n';
     }
     return 0;

@@ -1,5 +1,7 @@
-// PDF and PNG through cairo. The PDF keeps text as text (cairo embeds a subset of DejaVu Sans) and
-// cells as filled rectangles; the PNG is cairo's image surface, so it needs no display and no GL.
+// PDF and PNG through cairo. Text goes through Pango (pango_text.cpp: shaped, bidi, a font for
+// every script); the PDF keeps it as text (cairo embeds subsets of the fonts used, with their
+// Unicode) and cells as filled rectangles; the PNG is cairo's image surface, so it needs no display
+// and no GL.
 #include <cairo-pdf.h>
 #include <cairo.h>
 
@@ -8,6 +10,7 @@
 #include <memory>
 
 #include "app/figure/figure_export.h"
+#include "app/figure/pango_text.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -34,24 +37,7 @@ struct Painter {
     cairo_new_path(cr);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
   }
-  void operator()(const FigureText& t) {
-    cairo_select_font_face(cr, t.mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                           t.bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, t.size);
-    cairo_text_extents_t ext;
-    cairo_text_extents(cr, t.text.c_str(), &ext);
-    const double shift = t.anchor == FigureText::Anchor::kStart    ? 0.0
-                         : t.anchor == FigureText::Anchor::kMiddle ? ext.x_advance / 2
-                                                                   : ext.x_advance;
-    cairo_save(cr);
-    cairo_translate(cr, t.x, t.y);
-    if (t.vertical) cairo_rotate(cr, -M_PI / 2);
-    cairo_move_to(cr, -shift, 0);
-    set(cr, t.color);
-    cairo_show_text(cr, t.text.c_str());
-    cairo_restore(cr);
-    cairo_new_path(cr);
-  }
+  void operator()(const FigureText& t) { draw_figure_text(cr, t); }
   void operator()(const FigurePath& p) {
     cairo_move_to(cr, p.points[0][0], p.points[0][1]);
     if (p.bezier && p.points.size() == 4)
@@ -141,7 +127,7 @@ void write_png(const Figure& fig, const std::string& path, float scale) {
 }  // namespace
 
 FigureExporter make_pdf_exporter() {
-  return {"pdf", "PDF: vector, text as text (DejaVu Sans embedded)", write_pdf};
+  return {"pdf", "PDF: vector, text as text (DejaVu Sans and Noto fonts embedded)", write_pdf};
 }
 
 FigureExporter make_png_exporter() {

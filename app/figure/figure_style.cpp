@@ -1,12 +1,10 @@
 #include "app/figure/figure_style.h"
 
-#include <cairo.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 
+#include "app/figure/pango_text.h"
 #include "app/ui/theme.h"
 #include "core/trace/aggregate.h"
 #include "core/util/error.h"
@@ -35,18 +33,8 @@ FigurePalette figure_palette(bool light) {
 }
 
 float text_width(const std::string& text, float size, bool mono) {
-  // One measuring context for the process; cairo's toy font API finds DejaVu through fontconfig,
-  // the same face the exporters draw with.
-  static std::mutex mutex;
-  static cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
-  static cairo_t* cr = cairo_create(surface);
-  std::lock_guard<std::mutex> lock(mutex);
-  cairo_select_font_face(cr, mono ? "DejaVu Sans Mono" : "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                         CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
-  cairo_text_extents_t ext;
-  cairo_text_extents(cr, text.c_str(), &ext);
-  return static_cast<float>(ext.x_advance);
+  // Measured by the same Pango layout the PDF and PNG exporters draw (fallback fonts included).
+  return pango_text_width(text, size, mono, false);
 }
 
 Rgba rgba(const std::array<float, 3>& rgb, float alpha) {

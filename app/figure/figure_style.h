@@ -1,7 +1,8 @@
 #pragma once
 // What the figure builders share: the palette of the app's themes (app/ui/theme.cpp), font sizes,
-// text measurement in the fonts the exporters use (DejaVu Sans and Sans Mono, through cairo), the
-// matrix a request shows, and the heatmap block the heatmap and grid views both draw.
+// text measurement in the fonts the exporters use (pango_text.h: DejaVu Sans or Sans Mono with
+// Noto fallbacks), the matrix a request shows, and the heatmap block the heatmap and grid views
+// both draw.
 #include <string>
 
 #include "app/figure/figure_views.h"
@@ -21,7 +22,7 @@ inline constexpr float kFigureFont = 13.0f;      // labels
 inline constexpr float kFigureMonoFont = 11.0f;  // numbers
 inline constexpr float kFigureTitleFont = 15.0f;
 
-// Advance width of `text` at `size` px in DejaVu Sans (or Sans Mono).
+// Advance width of `text` at `size` px, as the exporters lay it out (pango_text_width).
 float text_width(const std::string& text, float size, bool mono = false);
 
 Rgba rgba(const std::array<float, 3>& rgb, float alpha = 1.0f);

@@ -1,5 +1,6 @@
 // SVG written by hand rather than through cairo, whose SVG surface turns every glyph into a path:
-// here text stays <text> in DejaVu Sans (selectable, searchable, editable in Inkscape), cells are
+// here text stays <text> in DejaVu Sans with the Noto fallbacks of pango_text.h (selectable,
+// searchable, editable in Inkscape; librsvg lays it out through Pango as the PDF does), cells are
 // <rect>s in one crisp-edged group, and the colorbar is a <linearGradient>.
 #include <cairo.h>
 
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "app/figure/figure_export.h"
+#include "app/figure/pango_text.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -129,12 +131,21 @@ struct Writer {
   }
   void operator()(const FigureText& t) {
     cells(false);
+    // A right-to-left label (Hebrew, Arabic) gets direction="rtl", so neutral characters at its
+    // ends go where Pango puts them in the PDF and PNG; its start is then its right end, so the
+    // anchor is mirrored to keep the figure's geometry (start = left).
+    const bool rtl = text_is_rtl(t.text);
+    FigureText::Anchor anchor = t.anchor;
+    if (rtl && anchor != FigureText::Anchor::kMiddle)
+      anchor = anchor == FigureText::Anchor::kStart ? FigureText::Anchor::kEnd
+                                                    : FigureText::Anchor::kStart;
     out << "<text x=\"" << num(t.x) << "\" y=\"" << num(t.y) << "\" font-family=\""
-        << (t.mono ? "DejaVu Sans Mono" : "DejaVu Sans") << "\" font-size=\"" << num(t.size)
+        << (t.mono ? kFigureMonoFamilies : kFigureSansFamilies) << "\" font-size=\"" << num(t.size)
         << "\" " << fill_attrs("fill", t.color);
     if (t.bold) out << " font-weight=\"bold\"";
-    if (t.anchor != FigureText::Anchor::kStart)
-      out << " text-anchor=\"" << (t.anchor == FigureText::Anchor::kMiddle ? "middle" : "end")
+    if (rtl) out << " direction=\"rtl\" unicode-bidi=\"embed\"";
+    if (anchor != FigureText::Anchor::kStart)
+      out << " text-anchor=\"" << (anchor == FigureText::Anchor::kMiddle ? "middle" : "end")
           << "\"";
     if (t.vertical) out << " transform=\"rotate(-90 " << num(t.x) << " " << num(t.y) << ")\"";
     out << " xml:space=\"preserve\">" << escape(t.text) << "</text>\n";
@@ -187,7 +198,8 @@ void write_svg(const Figure& fig, const std::string& path, float) {
 }  // namespace
 
 FigureExporter make_svg_exporter() {
-  return {"svg", "SVG: vector, text as text in DejaVu Sans", write_svg};
+  return {"svg", "SVG: vector, text as text (DejaVu Sans, Noto fonts for other scripts)",
+          write_svg};
 }
 
 }  // namespace attnscope

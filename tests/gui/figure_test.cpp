@@ -5,6 +5,8 @@
 // the View.* and AppMatch.* cases run the window under Xvfb.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -95,8 +97,9 @@ TEST_F(Figure, SvgIsVectorTextAndCellsHaveTheColormapsColours) {
             0)
       << err();
   const std::string doc = slurp(svg);
-  // Text stays text, in the app's font; cells are rectangles; the colorbar has ticks.
-  EXPECT_NE(doc.find("font-family=\"DejaVu Sans\""), std::string::npos);
+  // Text stays text, in the app's font first (then fallbacks for other scripts); cells are
+  // rectangles; the colorbar has ticks.
+  EXPECT_NE(doc.find("font-family=\"DejaVu Sans, Noto Sans, Noto Sans CJK SC,"), std::string::npos);
   for (const char* word : {">she<", ">bank<", ">river<", ">0.00<"})
     EXPECT_NE(doc.find(word), std::string::npos) << word;
   EXPECT_EQ(doc.find("<image"), std::string::npos);
@@ -329,6 +332,256 @@ TEST_F(Figure, StoredTracesDrawEveryViewAggregateAndSinkAsTheModelDoes) {
       EXPECT_EQ(slurp(got), slurp(want)) << request << " from " << trace;
     }
     ++k;
+  }
+}
+
+// Issue 22: labels in every script. Each text is a trace of exactly these tokens (plain UTF-8
+// "text" fields, written here), so the figures do not depend on any tokenizer.
+struct ScriptText {
+  const char* name;
+  std::vector<std::string> tokens;
+};
+const std::vector<ScriptText>& script_texts() {
+  static const std::vector<ScriptText> all = {
+      {"chinese", {"银行", "在", "河边"}},
+      {"arabic", {"بنك", "على", "ضفة", "النهر"}},
+      {"hindi", {"नदी", "का", "किनारा", "क्षेत्र"}},
+      {"russian", {"банк", "реки"}},
+      {"emoji", {"🏦", "bank", "🌊"}},
+      {"hebrew", {"שפת", "הנהר"}},
+      {"greek", {"όχθη", "ποταμού"}},
+      {"thai", {"ริม", "แม่น้ำ"}},
+  };
+  return all;
+}
+
+// An attnscope-trace/1 file of `tokens` (one layer, one head, causal uniform weights).
+void write_trace(const std::string& path, const std::vector<std::string>& tokens) {
+  nlohmann::json toks = nlohmann::json::array();
+  std::string text;
+  for (const std::string& t : tokens) {
+    if (!text.empty()) text += ' ';
+    toks.push_back({{"id", -1},
+                    {"text", t},
+                    {"start", text.size()},
+                    {"end", text.size() + t.size()},
+                    {"special", false}});
+    text += t;
+  }
+  const size_t n = tokens.size();
+  std::vector<std::vector<float>> w(n, std::vector<float>(n, 0.0f));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j <= i; ++j) w[i][j] = 1.0f / static_cast<float>(i + 1);
+  const nlohmann::json doc = {
+      {"format", "attnscope-trace/1"},
+      {"model", {{"name", "scripts"}, {"kind", "lesson"}, {"layers", 1}, {"heads", 1}}},
+      {"backend", "cpu"},
+      {"text", text},
+      {"tokens", toks},
+      {"attention", {{w}}}};
+  std::ofstream(path) << doc.dump();
+}
+
+// `s` without white space and bidi controls (poppler wraps right-to-left words in U+202B…U+202C
+// and may split a joined word where its glyphs leave a gap).
+std::string letters_only(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    const std::string cp = s.substr(i, n);
+    const bool bidi =
+        cp.size() == 3 && static_cast<unsigned char>(cp[0]) == 0xE2 &&
+        static_cast<unsigned char>(cp[1]) == 0x80 &&
+        ((static_cast<unsigned char>(cp[2]) >= 0xAA && static_cast<unsigned char>(cp[2]) <= 0xAE) ||
+         static_cast<unsigned char>(cp[2]) == 0x8E || static_cast<unsigned char>(cp[2]) == 0x8F);
+    if (!std::isspace(c) && !bidi) out += cp;
+    i += n;
+  }
+  return out;
+}
+
+// `s` with its code points in reverse order (what a renderer without bidi would give back).
+std::string reversed(const std::string& s) {
+  std::vector<std::string> cps;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    cps.push_back(s.substr(i, n));
+    i += n;
+  }
+  std::string out;
+  for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
+  return out;
+}
+
+// The ink of heatmap row `row`'s label (left of the cells), as a mask over a window of `cols`
+// pixels ending `pad` figure units before the cells, where every row label ends (anchor end).
+struct LabelInk {
+  int w = 0, h = 0, inked = 0, left = -1, right = -1;  // left/right: inked columns, -1 if none
+  std::vector<bool> mask;                              // h rows of w
+  bool at(int x, int y) const { return mask[static_cast<size_t>(y) * w + x]; }
+};
+LabelInk row_label_ink(const test::Image& img, const nlohmann::json& hm, int row, double scale) {
+  const double x0 = hm["x0"], y0 = hm["y0"], cell = hm["cell"];
+  LabelInk ink;
+  const int x_end = static_cast<int>((x0 - 8.0) * scale) + 2;
+  const int top = static_cast<int>(std::ceil((y0 + row * cell) * scale));
+  ink.w = x_end;
+  ink.h = static_cast<int>((cell - 1.0) * scale);
+  ink.mask.assign(static_cast<size_t>(ink.w) * ink.h, false);
+  const auto bg = img.at(0, top);
+  for (int y = 0; y < ink.h; ++y)
+    for (int x = 0; x < ink.w; ++x) {
+      const auto p = img.at(x, top + y);
+      int d = 0;
+      for (int k = 0; k < 3; ++k) d = std::max(d, std::abs(p[k] - bg[k]));
+      if (d > 96) {
+        ink.mask[static_cast<size_t>(y) * ink.w + x] = true;
+        ++ink.inked;
+        if (ink.left < 0 || x < ink.left) ink.left = x;
+        ink.right = std::max(ink.right, x);
+      }
+    }
+  return ink;
+}
+
+// Pixels that differ between the rightmost `cols` columns of two labels' masks (right-aligned).
+int right_part_mismatch(const LabelInk& a, const LabelInk& b, int cols) {
+  int diff = 0;
+  for (int y = 0; y < std::min(a.h, b.h); ++y)
+    for (int k = 0; k < cols; ++k) diff += a.at(a.w - 1 - k, y) != b.at(b.w - 1 - k, y);
+  return diff;
+}
+
+TEST_F(Figure, EveryScriptIsTextInThePdfInLogicalOrder) {
+  if (!have("pdftotext") || !have("pdffonts")) GTEST_SKIP() << "poppler-utils is needed";
+  for (const ScriptText& s : script_texts()) {
+    const std::string trace = dir + "/" + s.name + ".json", pdf = dir + "/" + s.name + ".pdf",
+                      layout = dir + "/" + s.name + ".layout.json";
+    write_trace(trace, s.tokens);
+    ASSERT_EQ(render("--view heatmap --trace " + shell_quote(trace) + " -o " + shell_quote(pdf) +
+                     " --layout " + shell_quote(layout)),
+              0)
+        << s.name << ": " << err();
+    EXPECT_EQ(read_json(layout).value("missing_glyphs", -1), 0) << s.name;
+    ASSERT_EQ(sh("pdftotext " + shell_quote(pdf) + " " + shell_quote(dir + "/page.txt")), 0);
+    const std::string text = letters_only(slurp(dir + "/page.txt"));
+    for (const std::string& token : s.tokens) {
+      if (static_cast<unsigned char>(token[0]) == 0xF0) continue;  // emoji: drawn as pictures
+      EXPECT_NE(text.find(token), std::string::npos) << s.name << ": " << token << " in " << text;
+      const bool rtl = s.name == std::string("hebrew") || s.name == std::string("arabic");
+      if (rtl && reversed(token) != token) {  // not drawn backwards by a renderer without bidi
+        EXPECT_EQ(text.find(reversed(token)), std::string::npos) << s.name << ": " << token;
+      }
+    }
+    ASSERT_EQ(sh("pdffonts " + shell_quote(pdf) + " > " + shell_quote(dir + "/fonts.txt")), 0);
+    const std::string fonts = slurp(dir + "/fonts.txt");
+    EXPECT_NE(fonts.find("DejaVuSans"), std::string::npos) << s.name << ": " << fonts;
+    if (s.name == std::string("chinese")) {
+      EXPECT_NE(fonts.find("NotoSansCJK"), std::string::npos) << fonts;
+    }
+    if (s.name == std::string("hindi")) {
+      EXPECT_NE(fonts.find("NotoSansDevanagari"), std::string::npos) << fonts;
+    }
+    if (s.name == std::string("thai")) {
+      EXPECT_NE(fonts.find("NotoSansThai"), std::string::npos) << fonts;
+    }
+  }
+}
+
+// No tofu: every script's labels find a font (Pango's unknown-glyph count, in the layout file), a
+// code point no font has is counted, and "河" draws ink that is not the hex box U+10FFFD gets.
+TEST_F(Figure, PngLabelsHaveAGlyphForEveryScript) {
+  for (const ScriptText& s : script_texts()) {
+    const std::string trace = dir + "/" + s.name + ".json", png = dir + "/" + s.name + ".png",
+                      layout = dir + "/" + s.name + ".layout.json";
+    write_trace(trace, s.tokens);
+    ASSERT_EQ(render("--view heatmap --scale 2 --trace " + shell_quote(trace) + " -o " +
+                     shell_quote(png) + " --layout " + shell_quote(layout)),
+              0)
+        << s.name << ": " << err();
+    const nlohmann::json lay = read_json(layout);
+    EXPECT_EQ(lay.value("missing_glyphs", -1), 0) << s.name;
+    // The builder measured the labels as they are drawn: each row label's ink starts no further
+    // left than the 8-unit margin it left (a glyph may overhang its advance by a unit).
+    const test::Image img = test::read_png(png);
+    for (size_t row = 0; row < s.tokens.size(); ++row) {
+      const LabelInk ink = row_label_ink(img, lay["heatmap"], static_cast<int>(row), 2.0);
+      EXPECT_GT(ink.inked, 0) << s.name << " row " << row;
+      EXPECT_GE(ink.left, 2 * (8 - 1)) << s.name << " row " << row << " is wider than measured";
+    }
+  }
+  auto label = [&](const std::string& name, const std::string& token) {
+    const std::string trace = dir + "/" + name + ".json", png = dir + "/" + name + ".png",
+                      layout = dir + "/" + name + ".layout.json";
+    write_trace(trace, {token, "a"});
+    EXPECT_EQ(render("--view heatmap --no-title --scale 2 --trace " + shell_quote(trace) + " -o " +
+                     shell_quote(png) + " --layout " + shell_quote(layout)),
+              0)
+        << err();
+    const nlohmann::json lay = read_json(layout);
+    return std::make_pair(row_label_ink(test::read_png(png), lay["heatmap"], 0, 2.0),
+                          lay.value("missing_glyphs", -1));
+  };
+  const auto [river, river_missing] = label("river", "河");
+  const auto [tofu, tofu_missing] = label("tofu", "\xF4\x8F\xBF\xBD");  // U+10FFFD
+  EXPECT_EQ(river_missing, 0);
+  EXPECT_GT(tofu_missing, 0);
+  ASSERT_GT(river.inked, 20);
+  ASSERT_GT(tofu.inked, 20);
+  const int cols = std::max(river.right - river.left, tofu.right - tofu.left) + 1;
+  EXPECT_GT(right_part_mismatch(river, tofu, std::min({cols, river.w, tofu.w})), river.inked / 3)
+      << "河 is drawn like the hex box of a missing glyph";
+}
+
+// Shaping and direction in the PNG: Arabic letters join (the word is narrower than its letters
+// kept apart by zero-width non-joiners), and a Hebrew word reads right to left (its first letter
+// is its right end, where every row label ends).
+TEST_F(Figure, ArabicJoinsAndHebrewReadsRightToLeft) {
+  const std::string trace = dir + "/t.json", png = dir + "/t.png", layout = dir + "/t.json.lay";
+  const std::string zwnj = "\xE2\x80\x8C";
+  write_trace(trace, {"بنك", "ب" + zwnj + "ن" + zwnj + "ك", "אב", "א", "ב"});
+  ASSERT_EQ(render("--view heatmap --no-title --scale 2 --trace " + shell_quote(trace) + " -o " +
+                   shell_quote(png) + " --layout " + shell_quote(layout)),
+            0)
+      << err();
+  const test::Image img = test::read_png(png);
+  const nlohmann::json hm = read_json(layout)["heatmap"];
+  const LabelInk joined = row_label_ink(img, hm, 0, 2.0), apart = row_label_ink(img, hm, 1, 2.0);
+  ASSERT_GT(joined.inked, 0);
+  ASSERT_GT(apart.inked, 0);
+  EXPECT_LT(joined.right - joined.left, (apart.right - apart.left) * 0.9)
+      << "the Arabic letters are not joined";
+  const LabelInk word = row_label_ink(img, hm, 2, 2.0), alef = row_label_ink(img, hm, 3, 2.0),
+                 bet = row_label_ink(img, hm, 4, 2.0);
+  ASSERT_GT(alef.inked, 0);
+  const int cols = alef.right - alef.left + 1;
+  EXPECT_LT(right_part_mismatch(word, alef, cols), right_part_mismatch(word, bet, cols))
+      << "אב does not end (on the right) with א";
+}
+
+// SVG keeps the text as text with the same fallbacks, and a right-to-left label says so with its
+// anchor mirrored: librsvg draws the Hebrew row label left of the cells, not over them.
+TEST_F(Figure, SvgNamesTheFallbackFontsAndRightToLeftLabels) {
+  const std::string trace = dir + "/t.json", svg = dir + "/t.svg", layout = dir + "/t.lay.json";
+  write_trace(trace, {"שפת", "הנהר", "银行"});
+  ASSERT_EQ(render("--view heatmap --no-title --trace " + shell_quote(trace) + " -o " +
+                   shell_quote(svg) + " --layout " + shell_quote(layout)),
+            0)
+      << err();
+  const std::string doc = slurp(svg);
+  EXPECT_NE(doc.find("Noto Sans CJK SC"), std::string::npos);
+  EXPECT_NE(doc.find("Noto Sans Hebrew"), std::string::npos);
+  EXPECT_NE(doc.find("direction=\"rtl\""), std::string::npos);
+  EXPECT_NE(doc.find(">שפת<"), std::string::npos);  // logical order in the file
+  ASSERT_EQ(sh("rsvg-convert " + shell_quote(svg) + " -o " + shell_quote(dir + "/t.png")), 0);
+  const test::Image img = test::read_png(dir + "/t.png");
+  const nlohmann::json hm = read_json(layout)["heatmap"];
+  for (int row = 0; row < 3; ++row) {
+    const LabelInk ink = row_label_ink(img, hm, row, 1.0);
+    EXPECT_GT(ink.inked, 10) << "row " << row;
+    EXPECT_GT(ink.right, ink.w - 12) << "row " << row << " does not end at the cells";
   }
 }
 
