@@ -252,7 +252,8 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
     ImVec2 p(cx - g.label_size / 2, g.y0 - pad);
     TextOptions vertical;
     vertical.vertical = true;  // reads bottom to top, its start at the grid
-    const DrawnText drawn = text.draw(dl, p, labels[j], g.label_size, label_color(j, false), vertical);
+    const DrawnText drawn =
+        text.draw(dl, p, labels[j], g.label_size, label_color(j, false), vertical);
     if (ctx.layout) {
       shaped_json.push_back(label_json(j, labels[j], drawn, s));
       shaped_json.back()["axis"] = "col";
