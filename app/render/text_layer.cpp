@@ -180,6 +180,13 @@ TextLayer& text_layer() {
   return *layer;
 }
 
+void shaped_text(std::string_view text, ImU32 color) {
+  const float size = ImGui::GetFontSize();
+  const ImVec2 at = ImGui::GetCursorScreenPos(), box = text_layer().measure(text, size);
+  ImGui::Dummy(ImVec2(box.x, ImGui::GetTextLineHeight()));
+  if (ImGui::IsItemVisible()) text_layer().draw(ImGui::GetWindowDrawList(), at, text, size, color);
+}
+
 nlohmann::json label_json(int index, const std::string& text, const DrawnText& d, float s) {
   return {{"i", index},
           {"text", text},

@@ -98,6 +98,9 @@ TextLayer& text_layer();
 // True when ImGui's atlas draws `text` as Pango would: printable ASCII only.
 bool plain_ascii(std::string_view text);
 
+// A line of text as an ImGui item (like ImGui::TextUnformatted), shaped: titles that quote tokens.
+void shaped_text(std::string_view text, ImU32 color);
+
 // A label's entry in the --layout file: {"i", "text", "box": [x, y, w, h] in screenshot pixels,
 // "unknown", "ink", "rtl", "shaped"}.
 nlohmann::json label_json(int index, const std::string& text, const DrawnText& drawn,
