@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 namespace attnscope {
@@ -59,7 +61,8 @@ const ShapedText& TextLayer::metrics_for(std::string_view text, int pixels, cons
   const auto t = std::chrono::steady_clock::now();
   ShapedText shape =
       shape_text({text, pixels, o.font, o.bold, probe_.max_width}, /*rasterise=*/false);
-  stats_.shape_ms += ms_since(t);
+  const double ms = ms_since(t);
+  stats_.shape_ms += ms, stats_.slowest_ms = std::max(stats_.slowest_ms, ms);
   ++stats_.measures_shaped;
   return metrics_.emplace(probe_, std::move(shape)).first->second;
 }
@@ -85,10 +88,14 @@ const TextLayer::Texture& TextLayer::texture_for(std::string_view text, int pixe
   entry.key = probe_;
   entry.frame = frame;
   entry.shape = shape_text({text, pixels, o.font, o.bold, probe_.max_width}, true, rgb);
+  const double pango_ms = ms_since(t);
+  stats_.slowest_ms = std::max(stats_.slowest_ms, pango_ms);
+  const auto upload = std::chrono::steady_clock::now();
   entry.texture = std::make_unique<GlTexture>();
   entry.texture->allocate(entry.shape.image_w, entry.shape.image_h, GL_RGBA8, GL_RGBA,
                           GL_UNSIGNED_BYTE, entry.shape.rgba.data(), GL_LINEAR);
   entry.shape.rgba = {};
+  stats_.upload_ms += ms_since(upload);
   entry.bytes = static_cast<std::size_t>(entry.shape.image_w) * entry.shape.image_h * 4 +
                 entry.key.text.size() + sizeof(Texture);
   stats_.shape_ms += ms_since(t);
@@ -106,6 +113,16 @@ const TextLayer::Texture& TextLayer::texture_for(std::string_view text, int pixe
 }
 
 void TextLayer::clear() {
+  // ATTNSCOPE_TEXT_STATS=1: what the labels cost this run (measured for issue 22).
+  if (std::getenv("ATTNSCOPE_TEXT_STATS") && (stats_.misses || stats_.measures_shaped))
+    std::fprintf(
+        stderr,
+        "text layer: %lld hits, %lld textures made, %lld measured by Pango, %.2f ms in "
+        "Pango/cairo/upload (%.3f ms a new label; uploads %.2f ms; slowest call %.2f ms: font "
+        "loading), %zu textures, %zu bytes\n",
+        stats_.hits, stats_.misses, stats_.measures_shaped, stats_.shape_ms,
+        stats_.shape_ms / static_cast<double>(stats_.misses + stats_.measures_shaped),
+        stats_.upload_ms, stats_.slowest_ms, stats_.textures, stats_.bytes);
   textures_.clear();
   lru_.clear();  // GlTexture's destructor deletes the GL name
   metrics_.clear();

@@ -58,6 +58,7 @@ class TextLayer {
   struct Stats {
     long long hits = 0, misses = 0, measures_shaped = 0;
     double shape_ms = 0;  // time spent in Pango, cairo and the upload
+    double upload_ms = 0, slowest_ms = 0;
     std::size_t bytes = 0, textures = 0;
   };
   const Stats& stats() const { return stats_; }
