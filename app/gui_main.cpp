@@ -27,6 +27,7 @@
 #include "app/render/gl.h"
 #include "app/render/gl_objects.h"
 #include "app/render/heatmap_renderer.h"
+#include "app/render/text_layer.h"
 #include "app/session_io.h"
 #include "app/testing/gui_script.h"
 #include "app/ui/colormap.h"
@@ -146,6 +147,7 @@ struct GlfwSession {
   GLFWwindow* window = nullptr;
   ~GlfwSession() {
     if (window) {
+      text_layer().clear();  // its label textures go while the context is still current
       ImGui_ImplOpenGL3_Shutdown();
       ImGui_ImplGlfw_Shutdown();
       ImGui::DestroyContext();

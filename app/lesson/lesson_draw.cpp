@@ -8,7 +8,9 @@
 #include <vector>
 
 #include <cfloat>
+#include <cstring>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -16,6 +18,14 @@ namespace attnscope::lesson {
 
 namespace {
 constexpr const char* kMinusInf = "\xE2\x88\x92\xE2\x88\x9E";
+
+// Text ImGui's atlas cannot shape (any word beyond ASCII: Arabic, Devanagari, CJK, emoji) goes
+// through the text layer, in the family of the lesson font asked for.
+TextOptions shaped_in(const ImFont* font) {
+  TextOptions o;
+  o.font = std::strstr(font->GetDebugName(), "Mono") ? FontKind::kMono : FontKind::kSans;
+  return o;
+}
 
 }  // namespace
 
@@ -28,10 +38,15 @@ float sz(const ImFont* font) {
 }
 
 float text_w(ImFont* font, const std::string& s) {
+  if (!plain_ascii(s)) return text_layer().measure(s, sz(font), shaped_in(font)).x;
   return font->CalcTextSizeA(sz(font), FLT_MAX, 0.0f, s.c_str()).x;
 }
 
 void text(ImFont* font, ImVec2 at, ImU32 color, const std::string& s) {
+  if (!plain_ascii(s)) {
+    text_layer().draw(ImGui::GetWindowDrawList(), at, s, sz(font), color, shaped_in(font));
+    return;
+  }
   ImGui::GetWindowDrawList()->AddText(font, sz(font), at, color, s.c_str());
 }
 
@@ -42,6 +57,13 @@ void text_centered(ImFont* font, ImVec2 a, ImVec2 b, ImU32 color, const std::str
 
 void text_centered(ImFont* font, float size, ImVec2 a, ImVec2 b, ImU32 color,
                    const std::string& s) {
+  if (!plain_ascii(s)) {
+    const ImVec2 ts = text_layer().measure(s, size, shaped_in(font));
+    text_layer().draw(ImGui::GetWindowDrawList(),
+                      ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), s, size, color,
+                      shaped_in(font));
+    return;
+  }
   ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.c_str());
   ImGui::GetWindowDrawList()->AddText(
       font, size, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), color, s.c_str());

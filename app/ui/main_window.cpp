@@ -7,6 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include "app/lesson/lesson_steps.h"
+#include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
 #include "app/ui/theme.h"
 
@@ -141,6 +142,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
     st.focus.active_slot = slot;
   }
   text_box_active[slot] = ImGui::IsItemActive();
+  draw_shaped_over_text_box(s.text, text_box_active[slot]);  // Arabic joined, right to left
 
   ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
   if (!st.model) {

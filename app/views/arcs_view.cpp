@@ -6,6 +6,7 @@
 #include <functional>
 #include <numeric>
 
+#include "app/render/text_layer.h"
 #include "app/ui/head_palette.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
@@ -197,7 +198,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const bool labels_fit = row_h >= font * 0.75f;
   float label_w = 0;
   for (int i = 0; i < std::max(n, m) && i < static_cast<int>(tokens.size()); ++i)
-    label_w = std::max(label_w, ImGui::CalcTextSize(token_label(*ctx.trace, i, 10).c_str()).x);
+    label_w = std::max(label_w, text_layer().measure(token_label(*ctx.trace, i, 10), font).x);
   const float col_w = std::min(size.x * 0.34f, label_w + font * 0.8f);
   const float xl = origin.x + col_w, xr = origin.x + size.x - col_w;  // line ends
   const float top = origin.y + font * 1.5f;
@@ -233,10 +234,17 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
                     focused ? 1.0f + 5.0f * t : 1.0f + 1.5f * t);
       }
     }
+  nlohmann::json labels_json = nlohmann::json::array();
+  const auto record = [&](int i, const std::string& label, const DrawnText& drawn,
+                          const char* side) {
+    if (!ctx.layout) return;
+    labels_json.push_back(label_json(i, label, drawn, ctx.pixel_scale));
+    labels_json.back()["side"] = side;
+  };
   for (int i = 0; i < std::max(n, m); ++i) {
     std::string label = i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 10) : "?";
     float y = top + i * row_h;
-    ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    ImVec2 ts = text_layer().measure(label, font);
     bool focused = i == ctx.focus || selected(ctx, i);
     if (labels_fit || focused) {
       if (i < n) {
@@ -244,7 +252,9 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
         if (focused)
           dl->AddRectFilled(ImVec2(p.x - 3, y), ImVec2(xl + 1, y + row_h),
                             with_alpha(colors.focus, 0.25f), 3.0f);
-        dl->AddText(p, focused ? colors.focus : colors.text, label.c_str());
+        record(i, label,
+               text_layer().draw(dl, p, label, font, focused ? colors.focus : colors.text),
+               "query");
       }
       if (i < m) {
         // Keys are tinted by the focused query's weight on them (or the selection's combined row).
@@ -253,7 +263,10 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
           dl->AddRectFilled(ImVec2(xr, y + 1), ImVec2(xr + 4 + ts.x + 2, y + row_h - 1),
                             with_alpha(colors.arc, 0.45f * t), 3.0f);
         }
-        dl->AddText(ImVec2(xr + 4, y + (row_h - ts.y) / 2), colors.text, label.c_str());
+        record(
+            i, label,
+            text_layer().draw(dl, ImVec2(xr + 4, y + (row_h - ts.y) / 2), label, font, colors.text),
+            "key");
       }
     }
     if (i < n) handle_token_hover(ctx, ImVec2(origin.x, y), ImVec2(xl, y + row_h), i);
@@ -266,6 +279,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
     box["overlay"] = ctx.app.overlay;
     box["overlay_heads"] = ctx.app.overlay_heads;
     box["overlay_lines"] = overlay_json;
+    box["labels"] = labels_json;
     ctx.layout->push_back(std::move(box));
   }
   ImGui::Dummy(size);
@@ -364,10 +378,11 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   // The sentence's natural width decides whether its labels need a second (staggered) row.
   float natural = 0;
   for (int j = 0; j < n; ++j)
-    natural += ImGui::CalcTextSize(
-                   j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10).c_str() : "?")
-                   .x +
-               font * 0.8f;
+    natural +=
+        text_layer()
+            .measure(j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10) : "?", font)
+            .x +
+        font * 0.8f;
   const float baseline = origin.y + size.y - font * (natural > size.x ? 2.7f : 1.6f);
   const float max_h = std::max(font, baseline - origin.y - font * 1.3f);  // room for a label
   const ColorScale& range = ctx.shown->scale;
@@ -379,15 +394,20 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
       if (p.x < r.z + 2 && p.x + ts.x + 2 > r.x && p.y < r.w && p.y + ts.y > r.y) return false;
     return true;
   };
-  const auto place = [&](ImVec2 p, ImVec2 ts, const std::string& text, const char* kind) {
+  const auto place = [&](ImVec2 p, ImVec2 ts, const std::string& text, const char* kind,
+                         const DrawnText* drawn = nullptr, int index = -1) {
     placed.push_back(ImVec4(p.x, p.y, p.x + ts.x, p.y + ts.y));
-    if (labels_json)
-      labels_json->push_back({{"text", text},
-                              {"kind", kind},
-                              {"x", p.x * s},
-                              {"y", p.y * s},
-                              {"w", ts.x * s},
-                              {"h", ts.y * s}});
+    if (!labels_json) return;
+    labels_json->push_back({{"text", text},
+                            {"kind", kind},
+                            {"x", p.x * s},
+                            {"y", p.y * s},
+                            {"w", ts.x * s},
+                            {"h", ts.y * s}});
+    if (drawn) {  // the label itself (x, y, w, h above: its padded box)
+      nlohmann::json shaped = label_json(index, text, *drawn, s);
+      labels_json->back().update(shaped);
+    }
   };
 
   // Token slots proportional to label widths, shrunk to fit.
@@ -395,7 +415,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   std::vector<float> widths(static_cast<size_t>(n)), centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
     labels[j] = j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10) : "?";
-    widths[j] = ImGui::CalcTextSize(labels[j].c_str()).x + font * 0.8f;
+    widths[j] = text_layer().measure(labels[j], font).x + font * 0.8f;
   }
   const float total = std::accumulate(widths.begin(), widths.end(), 0.0f);
   const float k = total > size.x ? size.x / total : 1.0f;
@@ -410,7 +430,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   // sentence is too long for one (a label with no room is left out, never drawn over another).
   const bool two_rows = total > size.x;
   const auto token_text = [&](int j) {
-    const ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
+    const ImVec2 ts = text_layer().measure(labels[j], font);
     const float px = std::clamp(centers[j] - ts.x / 2, origin.x + 3, origin.x + size.x - ts.x - 3);
     for (int row = 0; row < (two_rows && j != f ? 2 : 1); ++row) {
       const ImVec2 p(px, baseline + font * 0.25f + (font + 4) * row);
@@ -422,8 +442,9 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
       else if (row == 1)  // a tick from the second row up to its token
         dl->AddLine(ImVec2(centers[j], baseline + 1), ImVec2(centers[j], p.y - 1),
                     with_alpha(colors.text_dim, 0.5f));
-      dl->AddText(p, j == f ? colors.focus : colors.text, labels[j].c_str());
-      place(box, box_size, labels[j], "token");
+      const DrawnText drawn =
+          text_layer().draw(dl, p, labels[j], font, j == f ? colors.focus : colors.text);
+      place(box, box_size, labels[j], "token", &drawn, j);
       return;
     }
   };

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/arcs_view.h"
 #include "app/views/draw_util.h"
@@ -122,12 +123,14 @@ void draw_query_row(ViewContext& ctx, FormulaRowState& state, int layer, int hea
   const int last = std::clamp(static_cast<int>((scroll + view_w) / cell_w), 0, keys - 1);
   const float vmax = std::max(1e-12f, *std::max_element(row.weights.begin(), row.weights.end()));
   nlohmann::json cells = nlohmann::json::array();
+  TextOptions mono_label;
+  mono_label.font = FontKind::kMono;  // the key labels, in the numbers' type
   for (int j = first; j <= last; ++j) {
     const float x = origin.x + j * cell_w;
     const std::string key = label(j);
-    const ImVec2 ks = ImGui::CalcTextSize(key.c_str());
-    tl->AddText(ImVec2(x + (cell_w - ks.x) / 2, origin.y + (row_h - font) / 2),
-                j == query ? colors.focus : colors.text_dim, key.c_str());
+    const ImVec2 ks = text_layer().measure(key, font, mono_label);
+    text_layer().draw(tl, ImVec2(x + (cell_w - ks.x) / 2, origin.y + (row_h - font) / 2), key, font,
+                      j == query ? colors.focus : colors.text_dim, mono_label);
     for (size_t r = 1; r < lines.size(); ++r) {
       const float v = (*lines[r].values)[j];
       const float y = origin.y + r * row_h;

@@ -4,12 +4,19 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
 namespace attnscope {
 
 namespace {
+// Token labels beside and above the matrices, in the matrices' monospaced type.
+const TextOptions kMonoLabel = [] {
+  TextOptions o;
+  o.font = FontKind::kMono;
+  return o;
+}();
 
 // A matrix entry as the formula shows it: 3 significant digits or so, and ±∞ for masked scores.
 void format_entry(float v, char (&buf)[16]) {
@@ -39,7 +46,8 @@ float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& 
   if (row_labels)
     for (int i = 0; i < rows; ++i) {
       labels.push_back(i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 8) : "?");
-      label_w = std::max(label_w, ImGui::CalcTextSize(labels.back().c_str()).x + font * 0.5f);
+      label_w =
+          std::max(label_w, text_layer().measure(labels.back(), font, kMonoLabel).x + font * 0.5f);
     }
   const float x0 = at.x + label_w, y0 = at.y + font * 1.4f;
   const float width = label_w + cell_w * cols + (cut ? cell_w * 0.6f : 0);
@@ -52,8 +60,8 @@ float draw_matrix(ViewContext& ctx, ImVec2 at, const char* title, const Matrix& 
       dl->AddRectFilled(ImVec2(at.x, y), ImVec2(at.x + width, y + row_h),
                         (colors.focus & 0x00FFFFFF) | 0x50000000, 3.0f);
     if (row_labels)
-      dl->AddText(ImVec2(at.x, y + (row_h - font) / 2),
-                  i == ctx.focus ? colors.focus : colors.text_dim, labels[i].c_str());
+      text_layer().draw(dl, ImVec2(at.x, y + (row_h - font) / 2), labels[i], font,
+                        i == ctx.focus ? colors.focus : colors.text_dim, kMonoLabel);
     for (int j = 0; j < cols; ++j) {
       char buf[16];
       format_entry(m(i, j), buf);
@@ -87,7 +95,7 @@ float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s) {
   const float title_font = ImGui::GetFontSize();
   std::string who = token_label(*ctx.trace, static_cast<std::size_t>(i), 12);
   std::string title = "the row of \"" + who + "\", key by key";
-  dl->AddText(at, colors.accent, title.c_str());
+  text_layer().draw(dl, at, title, title_font, colors.accent);
   ImGui::PushFont(ctx.fonts.mono);
   const float font = ImGui::GetFontSize(), row_h = font * 1.35f;
   const char* names[] = {"q\xC2\xB7k\xE2\xB1\xBC",
@@ -102,8 +110,9 @@ float draw_focus_table(ViewContext& ctx, ImVec2 at, int i, const HeadSteps& s) {
   // Key labels as column headers.
   for (int j = 0; j < n; ++j) {
     std::string label = token_label(*ctx.trace, static_cast<std::size_t>(j), 5);
-    ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-    dl->AddText(ImVec2(x0 + j * cell_w + (cell_w - ts.x) / 2, y0), colors.text_dim, label.c_str());
+    ImVec2 ts = text_layer().measure(label, font, kMonoLabel);
+    text_layer().draw(dl, ImVec2(x0 + j * cell_w + (cell_w - ts.x) / 2, y0), label, font,
+                      colors.text_dim, kMonoLabel);
   }
   const Matrix* rows[] = {&s.scores, &s.scaled, &s.weights};
   for (int r = 0; r < 3; ++r) {
@@ -242,7 +251,10 @@ void FormulaView::Draw(ViewContext& ctx) {
     float cell_w = ImGui::CalcTextSize("-0.00").x + ImGui::GetFontSize() * 0.5f;
     float label_w = 0;
     for (std::size_t t = 0; t < ctx.trace->tokens.size(); ++t)
-      label_w = std::max(label_w, ImGui::CalcTextSize(token_label(*ctx.trace, t, 8).c_str()).x);
+      label_w = std::max(label_w, text_layer()
+                                      .measure(token_label(*ctx.trace, t, 8), ImGui::GetFontSize(),
+                                               kMonoLabel)
+                                      .x);
     ImGui::PopFont();
     float w = label_w + font +
               cell_w * std::min<int>(static_cast<int>(step.m->cols()), kFormulaMaxColumns) + cell_w;

@@ -8,6 +8,7 @@
 
 #include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms instead of scrolling
 
+#include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
@@ -83,8 +84,9 @@ bool parse_heatmap_script(const std::string& text, HeatmapScript& out) {
 }
 
 void HeatmapView::UpdateLabels(const AttentionTrace& trace, int count) {
-  const float font = ImGui::GetFontSize();
-  if (labels_for == &trace && labels_font == font && static_cast<int>(labels.size()) == count)
+  const float font = ImGui::GetFontSize(), density = ImGui::GetIO().DisplayFramebufferScale.x;
+  if (labels_for == &trace && labels_font == font && labels_density == density &&
+      static_cast<int>(labels.size()) == count)
     return;
   labels.resize(static_cast<size_t>(count));
   label_widths.resize(static_cast<size_t>(count));
@@ -93,11 +95,11 @@ void HeatmapView::UpdateLabels(const AttentionTrace& trace, int count) {
     labels[i] = i < static_cast<int>(trace.tokens.size())
                     ? token_label(trace, i, kMaxLabelChars)
                     : "?";
-    label_widths[i] = ImGui::CalcTextSize(labels[i].c_str()).x;
+    label_widths[i] = text_layer().measure(labels[i], font).x;
     max_label_w = std::max(max_label_w, label_widths[i]);
   }
   labels_for = &trace;
-  labels_font = font;
+  labels_font = font, labels_density = density;
 }
 
 void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) {
@@ -207,8 +209,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   }
 
   // --- Axis labels: every visible one when it fits, else every k-th (k fixed by the zoom). ---
-  ImFont* label_font = ImGui::GetFont();
-  const float label_scale = g.label_size / font;
+  TextLayer& text = text_layer();
   const auto label_color = [&](int i, bool focused) {
     const Token* t = i < static_cast<int>(tokens.size()) ? &tokens[i] : nullptr;
     return focused                             ? colors.focus
@@ -216,14 +217,23 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
                                                : colors.text;
   };
   nlohmann::json row_json = nlohmann::json::array(), col_json = nlohmann::json::array();
+  nlohmann::json shaped_json = nlohmann::json::array();  // both axes: box, unknown glyphs, ink
   dl->PushClipRect(ImVec2(origin.x, g.y0 - g.label_size / 2),
                    ImVec2(g.x0, grid_b.y + g.label_size / 2), true);
   for (int i = (first_row + g.every - 1) / g.every * g.every; i <= last_row; i += g.every) {
     const float cy = g.cell_y(i + 0.5, viewport);
     if (cy < grid_a.y || cy > grid_b.y) continue;
-    const float tw = std::min(label_widths[i] * label_scale, g.margin_left - 2 * pad);
+    TextOptions right;
+    right.anchor = ImVec2(1, 0);                // right-aligned against the grid
+    right.max_width = g.margin_left - 2 * pad;  // a longer one ends in "…"
+    const float tw = text.measure(labels[i], g.label_size, right).x;
     ImVec2 p(g.x0 - pad - tw, cy - g.label_size / 2);
-    dl->AddText(label_font, g.label_size, p, label_color(i, i == ctx.focus), labels[i].c_str());
+    const DrawnText drawn = text.draw(dl, ImVec2(g.x0 - pad, p.y), labels[i], g.label_size,
+                                      label_color(i, i == ctx.focus), right);
+    if (ctx.layout) {
+      shaped_json.push_back(label_json(i, labels[i], drawn, s));
+      shaped_json.back()["axis"] = "row";
+    }
     if (ctx.layout)
       row_json.push_back({{"index", i},
                           {"text", labels[i]},
@@ -238,14 +248,15 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   for (int j = (first_col + g.every - 1) / g.every * g.every; j <= last_col; j += g.every) {
     const float cx = g.cell_x(j + 0.5, viewport);
     if (cx < grid_a.x || cx > grid_b.x) continue;
-    const float th = label_widths[j] * label_scale;
+    const float th = text.measure(labels[j], g.label_size).x;
     ImVec2 p(cx - g.label_size / 2, g.y0 - pad);
-    // add_text_vertical draws with the current font size: scale its vertices about the pivot.
-    const int first_vertex = dl->VtxBuffer.Size;
-    add_text_vertical(dl, p, label_color(j, false), labels[j].c_str());
-    for (int v = first_vertex; v < dl->VtxBuffer.Size; ++v) {
-      ImVec2& q = dl->VtxBuffer[v].pos;
-      q = ImVec2(p.x + (q.x - p.x) * label_scale, p.y + (q.y - p.y) * label_scale);
+    TextOptions vertical;
+    vertical.vertical = true;  // reads bottom to top, its start at the grid
+    const DrawnText drawn =
+        text.draw(dl, p, labels[j], g.label_size, label_color(j, false), vertical);
+    if (ctx.layout) {
+      shaped_json.push_back(label_json(j, labels[j], drawn, s));
+      shaped_json.back()["axis"] = "col";
     }
     if (ctx.layout)
       col_json.push_back({{"index", j},
@@ -410,6 +421,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
       {"colorbar", {{"x", bx * s}, {"y", g.y0 * s}, {"w", bar_w * s}, {"h", g.grid_h * s}}},
       {"row_labels", row_json},
       {"col_labels", col_json},
+      {"labels", shaped_json},
       {"focus", ctx.focus}};
   if (!minimap_json.is_null()) view["minimap"] = minimap_json;
   if (static_cast<long long>(g.rows) * g.cols <= kLayoutWeightsMax) {

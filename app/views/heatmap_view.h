@@ -57,7 +57,7 @@ struct HeatmapView {
   const AttentionTrace* labels_for = nullptr;
   std::vector<std::string> labels;
   std::vector<float> label_widths;  // at the UI font size
-  float labels_font = 0.0f;
+  float labels_font = 0.0f, labels_density = 0.0f;  // measured at this size and pixel density
   float max_label_w = 0.0f;
   bool dragging = false;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -13,11 +14,12 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
                    float width) {
   const ThemeColors& colors = theme_colors();
   ImGui::BeginGroup();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent), "%s", title);
+  shaped_text(title, colors.accent);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // Columns: word | similarity bar | number, sized to what is shown.
   float word_w = 0;
-  for (const Neighbor& nb : list) word_w = std::max(word_w, ImGui::CalcTextSize(nb.word.c_str()).x);
+  const float font = ImGui::GetFontSize();
+  for (const Neighbor& nb : list) word_w = std::max(word_w, text_layer().measure(nb.word, font).x);
   ImGui::PushFont(ctx.fonts.mono);
   const float number_w = ImGui::CalcTextSize("0.00").x;
   ImGui::PopFont();
@@ -29,7 +31,7 @@ void neighbor_list(ViewContext& ctx, const char* title, const std::vector<Neighb
     float h = ImGui::GetTextLineHeight();
     float bar = std::clamp(nb.similarity, 0.0f, 1.0f) * bar_max;
     ImGui::PushClipRect(p, ImVec2(p.x + word_w, p.y + h), true);
-    dl->AddText(p, colors.text, nb.word.c_str());
+    text_layer().draw(dl, p, nb.word, font, colors.text);
     ImGui::PopClipRect();
     float bx = p.x + word_w + gap;
     dl->AddRectFilled(ImVec2(bx, p.y + 3), ImVec2(bx + bar, p.y + h - 3),

@@ -5,6 +5,7 @@
 
 #include <imgui_stdlib.h>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -59,7 +60,7 @@ void SentenceView::Place(const AttentionTrace& trace, float width, float font) {
   float x = 0;
   for (int i = 0; i < n; ++i) {
     labels[i] = token_label(trace, static_cast<std::size_t>(i), 24);
-    const float box_w = ImGui::CalcTextSize(labels[i].c_str()).x + 2 * pad_x;
+    const float box_w = text_layer().measure(labels[i], font).x + 2 * pad_x;
     if (x > 0 && x + box_w > width) {
       x = 0;
       line_starts.push_back(i);
@@ -128,9 +129,11 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
   const int n = static_cast<int>(tokens.size());
   ImGui::PushFont(large ? ctx.fonts.big : ctx.fonts.ui);
   const float h = ImGui::GetFontSize(), pad_x = h * 0.22f, line_h = h * 1.55f;
-  if (placed_for != ctx.trace || placed_width != width || placed_font != h) {
+  const float density = ImGui::GetIO().DisplayFramebufferScale.x;  // labels measured at it
+  if (placed_for != ctx.trace || placed_width != width || placed_font != h ||
+      placed_density != density) {
     Place(*ctx.trace, width - ImGui::GetStyle().ScrollbarSize, h);
-    placed_for = ctx.trace, placed_width = width, placed_font = h;
+    placed_for = ctx.trace, placed_width = width, placed_font = h, placed_density = density;
     if (search_hit >= n) search_hit = -1;
   }
   const int lines = static_cast<int>(line_starts.size());
@@ -191,7 +194,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
           dl->AddRectFilled(ImVec2(a.x, b.y + 1), ImVec2(b.x, b.y + std::max(3.0f, h * 0.15f)),
                             colors.focus);
         if (i == search_hit && i != ctx.focus) dl->AddRect(a, b, colors.accent, h * 0.2f, 0, 1.5f);
-        dl->AddText(ImVec2(x + pad_x, y + h * 0.15f), fg, labels[i].c_str());
+        const DrawnText drawn =
+            text_layer().draw(dl, ImVec2(x + pad_x, y + h * 0.15f), labels[i], h, fg);
         if (ImGui::IsMouseHoveringRect(a, b) &&
             ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
           ctx.app.focus.hover(ctx.slot, i);
@@ -204,7 +208,8 @@ void SentenceView::Draw(ViewContext& ctx, float width, bool large) {
                            {"y", a.y * ctx.pixel_scale},
                            {"w", places[i].w * ctx.pixel_scale},
                            {"h", (b.y - a.y) * ctx.pixel_scale},
-                           {"generated", tokens[i].generated}});
+                           {"generated", tokens[i].generated},
+                           {"label", label_json(i, labels[i], drawn, ctx.pixel_scale)}});
       }
     }
   const float scroll = ImGui::GetScrollY();

@@ -26,7 +26,7 @@ struct SentenceView {
     int line = 0;
   };
   const AttentionTrace* placed_for = nullptr;
-  float placed_width = 0, placed_font = 0;
+  float placed_width = 0, placed_font = 0, placed_density = 0;
   std::vector<std::string> labels;
   std::vector<Placement> places;
   std::vector<int> line_starts;  // first token of each line

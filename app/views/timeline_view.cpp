@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 #include "core/session/session.h"
@@ -35,10 +36,16 @@ void predictions_tooltip(const AttentionTrace& trace, int token) {
   const auto& preds = trace.token_predictions[token];
   if (preds.empty()) return;
   ImGui::BeginTooltip();
-  ImGui::Text("\"%s\" was chosen from", token_label(trace, token, 20).c_str());
-  for (size_t k = 0; k < std::min<size_t>(preds.size(), 5); ++k)
-    ImGui::Text("  %5.1f%%  %s", preds[k].probability * 100.0,
-                bytes_label(preds[k].text, 20).c_str());
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  std::string title = "\"";  // piece by piece: GCC 12's -Wrestrict (bug 105329) on "…" + s + "…"
+  title += token_label(trace, token, 20);
+  title += "\" was chosen from";
+  shaped_text(title, text);
+  for (size_t k = 0; k < std::min<size_t>(preds.size(), 5); ++k) {
+    char percent[24];
+    std::snprintf(percent, sizeof percent, "  %5.1f%%  ", preds[k].probability * 100.0);
+    shaped_text(percent + bytes_label(preds[k].text, 20), text);
+  }
   ImGui::EndTooltip();
 }
 }  // namespace
@@ -133,7 +140,7 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
     for (int k = 0; k < steps; ++k) {
       const int token = first + k;
       std::string label = token_label(*ctx.trace, token, 16);
-      const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+      const ImVec2 ts = text_layer().measure(label, font);
       const ImVec2 a = ImGui::GetCursorScreenPos();
       const ImVec2 b(a.x + ts.x + 2 * pad, a.y + font * 1.3f);
       ImGui::InvisibleButton(("##chip" + std::to_string(k)).c_str(), ImVec2(b.x - a.x, b.y - a.y));
@@ -148,11 +155,10 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
       const bool is_selected = k == selected;
       dl->AddRectFilled(a, b, is_selected ? colors.accent : colors.token_bg, font * 0.2f);
       dl->AddRect(a, b, colors.accent, font * 0.2f, 0, 1.0f);
-      dl->AddText(ImVec2(a.x + pad, a.y + font * 0.15f),
-                  is_selected
-                      ? (theme_is_light() ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255))
-                      : colors.text,
-                  label.c_str());
+      const DrawnText drawn = text_layer().draw(
+          dl, ImVec2(a.x + pad, a.y + font * 0.15f), label, font,
+          is_selected ? (theme_is_light() ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255))
+                      : colors.text);
       // Keep the chosen chip in sight: the newest while following, any other once chosen.
       if (is_selected && ((s.follow_generation && g->running) || selected != scrolled_to))
         ImGui::SetScrollHereX(0.5f);
@@ -163,7 +169,8 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
                          {"x", a.x * ctx.pixel_scale},
                          {"y", a.y * ctx.pixel_scale},
                          {"w", (b.x - a.x) * ctx.pixel_scale},
-                         {"h", (b.y - a.y) * ctx.pixel_scale}});
+                         {"h", (b.y - a.y) * ctx.pixel_scale},
+                         {"label", label_json(token, label, drawn, ctx.pixel_scale)}});
       ImGui::SameLine(0, font * 0.3f);
     }
     ImGui::NewLine();
