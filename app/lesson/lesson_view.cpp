@@ -10,6 +10,7 @@
 #include "app/lesson/lesson_pictures.h"
 #include "app/lesson/lesson_steps.h"
 #include "app/ui/theme.h"
+#include "app/views/draw_util.h"
 #include "core/session/session.h"
 
 namespace attnscope {
@@ -97,6 +98,12 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   text_box_active = ImGui::IsItemActive();
   ImGui::PopFont();
   y = ImGui::GetCursorScreenPos().y + pad * 0.5f;
+  // Words the lesson model cannot read (another language): say so, and where to go instead.
+  if (const auto& r = st.slots[0].result; r && r->trace && !r->trace->note.empty()) {
+    ImGui::SetCursorScreenPos(ImVec2(at.x, y));
+    text_wrapped_message(r->trace->note, colors.warning);
+    y = ImGui::GetCursorScreenPos().y + pad * 0.5f;
+  }
 
   // Footer: what the teacher says, and the controls.
   const float footer_h = sz(lf) * 2.5f + ImGui::GetFrameHeight() + pad * 2.5f;

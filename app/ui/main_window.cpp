@@ -160,6 +160,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
         ctx.trace->truncated_at_byte);
     ImGui::PopStyleColor();
   }
+  if (ctx.trace && !ctx.trace->note.empty()) text_wrapped_message(ctx.trace->note, colors.warning);
   const float width = ImGui::GetContentRegionAvail().x;
   sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
   timelines[slot].Draw(app, ctx, width);

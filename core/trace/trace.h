@@ -96,6 +96,9 @@ struct AttentionTrace {
   // Input was cut to the model's limit: the byte offset where the first dropped token starts, so
   // text[0, truncated_at_byte) is what the model saw (-1 = not truncated). Same for every model.
   int truncated_at_byte = -1;
+  // What a reader should know about this trace, in words, shown beside it (the lesson model:
+  // "its vectors are English only …"); empty when nothing. Not stored in files.
+  std::string note;
   double compute_ms = 0.0;
 
   int layers() const;

@@ -349,3 +349,20 @@ TEST(Assets, EnvironmentFolderComesFirstAndMissingAssetsSayWhere) {
 
 }  // namespace
 }  // namespace attnscope
+
+namespace attnscope {
+namespace {
+// Issue 22: a sentence in another language is masked word by word; the trace says why in words.
+TEST(LessonModel, WordsOfAnotherLanguageAreExplainedAndPointToAModelThatReadsThem) {
+  const AttentionTrace zh = run("\xE9\x93\xB6\xE8\xA1\x8C \xE5\x9C\xA8\xE6\xB2\xB3\xE8\xBE\xB9");
+  EXPECT_NE(zh.note.find("English only"), std::string::npos) << zh.note;
+  EXPECT_NE(zh.note.find("\xE9\x93\xB6\xE8\xA1\x8C"), std::string::npos) << zh.note;  // 银行
+  EXPECT_NE(zh.note.find("tiny"), std::string::npos) << zh.note;
+  const AttentionTrace mixed = run("the bank of the \xD1\x80\xD0\xB5\xD0\xBA\xD0\xB8");  // реки
+  EXPECT_NE(mixed.note.find("\xD1\x80\xD0\xB5\xD0\xBA\xD0\xB8"), std::string::npos);
+  // English, or an English word without a vector, needs no such note.
+  EXPECT_EQ(run("she sat by the bank of the river").note, "");
+  EXPECT_EQ(run("she xqzzvw by the bank").note, "");
+}
+}  // namespace
+}  // namespace attnscope

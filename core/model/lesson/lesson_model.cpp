@@ -32,6 +32,27 @@ void normalize_rows(Matrix& p, float s) {
   }
 }
 
+// Unknown words that are not English (any letter beyond ASCII): the vectors cannot help them, and
+// a teacher should know why the whole sentence is masked, and where to go instead.
+std::string lesson_language_note(const Tokens& tokens) {
+  std::string words;
+  int foreign = 0;
+  for (const Token& t : tokens) {
+    if (!t.unknown) continue;
+    const bool ascii = std::all_of(t.text.begin(), t.text.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii) continue;
+    if (++foreign <= 3) words += (foreign > 1 ? ", \"" : "\"") + t.text + "\"";
+  }
+  if (foreign == 0) return {};
+  if (foreign > 3) words += ", \xE2\x80\xA6";
+  return "The lesson model's word vectors are English only: " + words +
+         (foreign == 1 ? " has" : " have") +
+         " no vector, so it is masked (weights 0). To see attention in this language, open a "
+         "model that reads every script: \"tiny\" (built in) or a real multilingual one such as "
+         "Qwen, Llama 3 or Gemma (Model: folder or repo id).";
+}
+
 class LessonModel final : public Model {
  public:
   LessonModel(const LessonOptions& options, std::shared_ptr<const WordVectors> vectors)
@@ -106,6 +127,7 @@ class LessonModel final : public Model {
       any_unknown |= t.unknown;
       if (options_.positional) x.row(i) += lesson_positional_encoding(i, dim);
     }
+    if (any_unknown) trace.note = lesson_language_note(trace.tokens);
     if (options_.mask_unknown && any_unknown) {
       attn.key_padding.resize(n);
       for (int i = 0; i < n; ++i) attn.key_padding[i] = trace.tokens[i].unknown ? 1 : 0;
