@@ -33,6 +33,7 @@
 #include "app/ui/colormap.h"
 #include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
+#include "app/ui/imgui_text.h"
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
 #include "app/ui/theme.h"
@@ -68,6 +69,41 @@ bool pressed_with(int key, int mods) {
     if (k.key == key && (k.mods & kMask) == mods) return true;
   return false;
 }
+
+// Typed characters: ImGui 1.86's 16-bit ImWchar turns a code point above U+FFFF into U+FFFD, so
+// ours keeps those from ImGui's callback and queues their proxy for the active text box
+// (app/ui/imgui_text.h); the others go on to ImGui.
+GLFWcharfun g_imgui_char = nullptr;
+void on_char(GLFWwindow* window, unsigned int code_point) {
+  if (!queue_typed_proxy(code_point) && g_imgui_char) g_imgui_char(window, code_point);
+}
+
+// The strings the frame shows, for the font atlas's glyphs (Fonts::want). A trace's tokens are
+// read once per published trace.
+struct ShownText {
+  std::vector<std::weak_ptr<const AttentionTrace>> traces_seen;  // weak: no address reuse
+  void report(const App& app) {
+    const AppState& st = app.state;
+    for (const SlotState& s : st.slots) {
+      Fonts::want(s.text);
+      Fonts::want(s.label);
+      if (s.result && s.result->trace) {
+        const auto& trace = s.result->trace;
+        const auto same = [&](const auto& w) {
+          return !w.owner_before(trace) && !trace.owner_before(w);
+        };
+        if (std::any_of(traces_seen.begin(), traces_seen.end(), same)) continue;
+        traces_seen.push_back(trace);
+        if (traces_seen.size() > 8) traces_seen.erase(traces_seen.begin());
+        for (const Token& t : s.result->trace->tokens) Fonts::want(t.text);
+      }
+    }
+    Fonts::want(st.model_info.name);
+    Fonts::want(st.model_error);
+    Fonts::want(st.message);
+    Fonts::want(st.backend_note);
+  }
+};
 
 // Files and folders dropped on the window since the last frame.
 std::vector<std::string> g_dropped;
@@ -204,6 +240,7 @@ int run_gui(const GuiOptions& options) {
   glfwSetKeyCallback(window, on_key);  // before ImGui's, which calls it after its own
   glfwSetDropCallback(window, on_drop);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  g_imgui_char = glfwSetCharCallback(window, on_char);  // after ImGui's: ours sees them first
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
   ColormapRenderer renderer;
@@ -255,7 +292,8 @@ int run_gui(const GuiOptions& options) {
   float atlas_raster = 0.0f, atlas_font_scale = 0.0f;
   Fonts fonts;
   auto ensure_fonts = [&](float raster) {
-    if (atlas_raster == raster && atlas_font_scale == prefs.font_scale) return;
+    if (atlas_raster == raster && atlas_font_scale == prefs.font_scale && !Fonts::need_rebuild())
+      return;
     fonts = build_fonts(prefs.font_scale, raster);
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -265,6 +303,8 @@ int run_gui(const GuiOptions& options) {
     if (!fonts.warning.empty())
       app.state.message = fonts.warning, app.state.message_is_error = true;
   };
+
+  ShownText shown_text;
 
   GlFramebuffer capture;  // offscreen target of screenshots (and of every headless frame)
   int pending_capture_scale = 0;
@@ -301,6 +341,7 @@ int run_gui(const GuiOptions& options) {
       glfwGetWindowSize(window, &ww, &wh);
       if (ww > 0 && fw > ww) raster = std::round(static_cast<float>(fw) / ww * 4) / 4;
     }
+    shown_text.report(app);  // new code points: glyphs added before this frame
     ensure_fonts(raster);
     if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, prefs.font_scale);
 

@@ -44,6 +44,10 @@ struct GuiOptions {
   // Testing aid (hidden option): once the traces are shown, press Generate on sentence 1 with this
   // many new tokens (greedy); scripted keys wait until the generation ended.
   int generate = 0;
+  // Testing aid (hidden option): once the traces are shown, focus sentence 1's text box (its text
+  // kept, the cursor at its end) and create this file when the box has the keyboard, so a test
+  // driving the visible window with real key events (xdotool) knows when to type.
+  std::string ready_file;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

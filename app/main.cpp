@@ -76,6 +76,9 @@ int main(int argc, char** argv) {
       ->group("");
   app.add_option("--type-keys", gui.type_keys, "testing: type this into sentence 1")
       ->group("");  // hidden from --help
+  app.add_option("--ready-file", gui.ready_file,
+                 "testing: focus sentence 1's text box, then create this file")
+      ->group("");
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
       ->group("");
   app.add_option("--generate", gui.generate,

@@ -9,6 +9,7 @@
 #include "app/lesson/lesson_draw.h"
 #include "app/lesson/lesson_pictures.h"
 #include "app/lesson/lesson_steps.h"
+#include "app/ui/imgui_text.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 #include "core/session/session.h"
@@ -91,7 +92,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     ImGui::SetKeyboardFocusHere();
     focus_text_box = -1;
   }
-  if (ImGui::InputTextWithHint("##lesson_sentence", "type a sentence", &st.slots[0].text)) {
+  if (input_text_with_hint("##lesson_sentence", "type a sentence", st.slots[0].text)) {
     st.slots[0].label.clear();
     app.submit(0);
   }

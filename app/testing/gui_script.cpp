@@ -1,6 +1,7 @@
 #include "app/testing/gui_script.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <utility>
 
@@ -10,6 +11,8 @@
 #include "app/render/gl.h"  // glad before GLFW: the key codes
 #include "app/session_io.h"
 #include "app/ui/colormap.h"
+#include "app/ui/fonts.h"
+#include "app/ui/imgui_text.h"
 #include "app/ui/main_window.h"
 #include "core/util/error.h"
 
@@ -106,6 +109,8 @@ GuiScript::GuiScript(const GuiOptions& options)
       keys_(parse_scripted_keys(options.keys)),
       drop_(options.drop),
       generate_tokens_(options.generate),
+      ready_file_(options.ready_file),
+      ready_(options.ready_file.empty() ? Ready::kNone : Ready::kWaitSettle),
       typing_(options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle),
       dropped_(options.drop.empty()),
       generated_(options.generate <= 0) {}
@@ -114,7 +119,8 @@ void GuiScript::before_new_frame(ImGuiIO& io) {
   // Scripted typing: one character per frame into the focused text box.
   if (typing_ != Typing::kTyping) return;
   if (typed_ < static_cast<int>(characters_.size())) {
-    io.AddInputCharacter(characters_[typed_++]);
+    const unsigned c = characters_[typed_++];
+    if (!queue_typed_proxy(c)) io.AddInputCharacter(c);  // as our GLFW char callback does
     ++keys_injected_;
   } else {
     typing_ = Typing::kWaitPublish;
@@ -147,6 +153,13 @@ bool GuiScript::inputs_done() const {
 void GuiScript::after_frame(App& app, MainWindow& main_window, int frame, double frame_ms) {
   if (typing_ == Typing::kTyping || typing_ == Typing::kWaitPublish)
     typing_frame_max_ = std::max(typing_frame_max_, frame_ms);
+  if (ready_ == Ready::kWaitSettle && app.settled() && frame >= 2) {
+    main_window.focus_text_box = 0;
+    ready_ = Ready::kFocusing;
+  } else if (ready_ == Ready::kFocusing && main_window.text_box_active[0]) {
+    std::ofstream(ready_file_) << "ready\n";
+    ready_ = Ready::kDone;
+  }
   if (typing_ == Typing::kWaitSettle && app.settled() && frame >= 2) {
     app.set_text(0, "");  // start from an empty box, then type every character
     if (app.state.lesson_mode.active)
@@ -211,6 +224,24 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
       {"message", app.state.message},
       {"recent_sessions", main_window.sessions.recent}};
   if (!options.type_keys.empty()) doc["typing"] = script.typing_report(app);
+  // Font coverage: for every code point the app showed, the font file that drew it in the UI font
+  // ("missing" when no font has it), and the atlas it went into.
+  nlohmann::json glyphs = nlohmann::json::object(), faces = nlohmann::json::object();
+  for (const Fonts::Source& s : Fonts::coverage()) {
+    char key[16];
+    std::snprintf(key, sizeof key, "U+%04X", s.code_point);
+    glyphs[key] = s.file.empty() ? "missing" : s.file;
+    if (!s.file.empty()) faces[key] = s.face_index;
+  }
+  doc["glyphs"] = std::move(glyphs);
+  doc["glyph_face_index"] = std::move(faces);
+  const Fonts::AtlasStats atlas = Fonts::atlas_stats();
+  doc["font_atlas"] = {{"width", atlas.width},
+                       {"height", atlas.height},
+                       {"glyphs", atlas.glyphs},
+                       {"builds", atlas.builds},
+                       {"last_build_ms", atlas.last_build_ms},
+                       {"max_build_ms", atlas.max_build_ms}};
   std::ofstream out(path);
   out << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   if (!out) throw Error("cannot write the layout file '" + path + "'");

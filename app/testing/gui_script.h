@@ -64,6 +64,8 @@ class GuiScript {
   std::vector<KeyPress> keys_;
   std::string drop_;
   int generate_tokens_ = 0;  // --generate N (0: none)
+  std::string ready_file_;   // --ready-file: written once sentence 1's box has the keyboard
+  enum class Ready { kNone, kWaitSettle, kFocusing, kDone } ready_ = Ready::kNone;
 
   Typing typing_ = Typing::kNone;
   int typed_ = 0, keys_injected_ = 0, frames_after_ = 0;

@@ -9,6 +9,7 @@
 #include "app/lesson/lesson_steps.h"
 #include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
+#include "app/ui/imgui_text.h"
 #include "app/ui/theme.h"
 
 namespace attnscope {
@@ -136,7 +137,7 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
     focus_text_box = -1;
   }
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint(slot == 0 ? "##text0" : "##text1", "type a sentence", &s.text)) {
+  if (input_text_with_hint(slot == 0 ? "##text0" : "##text1", "type a sentence", s.text)) {
     s.label.clear();
     app.submit(slot);
     st.focus.active_slot = slot;

@@ -3,6 +3,7 @@
 
 #include <imgui.h>
 
+#include "app/ui/imgui_text.h"
 #include "app/ui/theme.h"
 
 namespace attnscope {
@@ -50,7 +51,7 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
     ImGui::SameLine(0, 24);
     ImGui::TextColored(
         ImGui::ColorConvertU32ToFloat4(st.message_is_error ? colors.error : colors.accent), "%s",
-        message_excerpt(st.message).c_str());
+        to_imgui(message_excerpt(st.message)).c_str());
   }
   ImGui::End();
   ImGui::PopStyleVar();
