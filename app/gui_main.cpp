@@ -75,7 +75,7 @@ bool pressed_with(int key, int mods) {
 // (app/ui/imgui_text.h); the others go on to ImGui.
 GLFWcharfun g_imgui_char = nullptr;
 void on_char(GLFWwindow* window, unsigned int code_point) {
-  if (!queue_typed_proxy(code_point) && g_imgui_char) g_imgui_char(window, code_point);
+  if (!queue_typed_character(code_point) && g_imgui_char) g_imgui_char(window, code_point);
 }
 
 // The strings the frame shows, for the font atlas's glyphs (Fonts::want). A trace's tokens are

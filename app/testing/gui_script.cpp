@@ -120,7 +120,7 @@ void GuiScript::before_new_frame(ImGuiIO& io) {
   if (typing_ != Typing::kTyping) return;
   if (typed_ < static_cast<int>(characters_.size())) {
     const unsigned c = characters_[typed_++];
-    if (!queue_typed_proxy(c)) io.AddInputCharacter(c);  // as our GLFW char callback does
+    if (!queue_typed_character(c)) io.AddInputCharacter(c);  // as our GLFW char callback does
     ++keys_injected_;
   } else {
     typing_ = Typing::kWaitPublish;
@@ -234,6 +234,10 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
     if (!s.file.empty()) faces[key] = s.face_index;
   }
   doc["glyphs"] = std::move(glyphs);
+  nlohmann::json boxes = nlohmann::json::array();
+  for (const float* r : main_window.text_box_rect)
+    boxes.push_back({{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}});
+  doc["text_boxes"] = std::move(boxes);  // the sentence boxes, in framebuffer pixels
   doc["glyph_face_index"] = std::move(faces);
   const Fonts::AtlasStats atlas = Fonts::atlas_stats();
   doc["font_atlas"] = {{"width", atlas.width},

@@ -85,10 +85,16 @@ int insert_typed_proxies(ImGuiInputTextCallbackData* data) {
 }
 }  // namespace
 
-bool queue_typed_proxy(unsigned cp) {
-  if (!needs_proxy(cp)) return false;
+bool queue_typed_character(unsigned cp) {
+  auto& q = typed_proxies();
+  // What the active box did not take in the frame after it was typed is dropped.
+  const int now = ImGui::GetFrameCount();
+  q.erase(std::remove_if(q.begin(), q.end(), [&](const TypedProxy& t) { return t.frame < now; }),
+          q.end());
+  // After a queued proxy, the characters of the same frame queue too, so they keep their order.
+  if (!needs_proxy(cp) && q.empty()) return false;
   const unsigned proxy = proxy_for(cp);
-  if (proxy != 0xFFFD) typed_proxies().push_back({proxy, ImGui::GetFrameCount()});
+  if (proxy != 0xFFFD) q.push_back({proxy, now});
   return true;
 }
 

@@ -21,9 +21,10 @@ std::string from_imgui(std::string_view imgui_utf8);
 // A typed code point (the GLFW char callback, scripted typing). ImGui takes most as they are;
 // one that needs a proxy cannot go through io.AddInputCharacter (ImWchar is 16-bit, and
 // InputText's character filter drops the Private Use Area), so it is queued and the active
-// input_text_with_hint box inserts its proxy at the cursor in the same frame. Returns true when
-// queued (the caller must not hand it to ImGui too).
-bool queue_typed_proxy(unsigned code_point);
+// input_text_with_hint box inserts its proxy at the cursor in the next frame (the characters
+// typed after it before that frame queue too, keeping their order). Returns true when queued (the
+// caller must not hand it to ImGui too). Call between frames (GLFW's callbacks, before NewFrame).
+bool queue_typed_character(unsigned code_point);
 // The proxy of `code_point` if it needs one (allocating it), else the code point itself. Once the
 // 6,400 proxies are spent, U+FFFD.
 unsigned proxy_for(unsigned code_point);

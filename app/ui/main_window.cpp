@@ -143,6 +143,11 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
     st.focus.active_slot = slot;
   }
   text_box_active[slot] = ImGui::IsItemActive();
+  {  // where the box is, for the layout file (the font tests look for its ink)
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    float* r = text_box_rect[slot];
+    r[0] = a.x * scale, r[1] = a.y * scale, r[2] = (b.x - a.x) * scale, r[3] = (b.y - a.y) * scale;
+  }
   draw_shaped_over_text_box(s.text, text_box_active[slot]);  // Arabic joined, right to left
 
   ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);

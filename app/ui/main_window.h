@@ -41,6 +41,8 @@ struct MainWindow {
   SessionMenu sessions;          // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
+  // Where each sentence box was drawn last (x, y, w, h in framebuffer pixels), for the layout file.
+  float text_box_rect[kSlots][4] = {};
 
   // Draws everything; `layout` (nullable) collects where cells and labels went. Returns true when
   // the theme or the font scale changed.
