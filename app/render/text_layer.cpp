@@ -197,7 +197,11 @@ TextLayer& text_layer() {
   return *layer;
 }
 
-void shaped_text(std::string_view text, ImU32 color) {
+void shaped_text(std::string_view text_in, ImU32 color) {
+  // An English UI sentence quoting a token: a left-to-right mark first keeps the line's base
+  // direction LTR (an Arabic word inside still runs right to left), so numbers stay in place.
+  std::string text = "\xE2\x80\x8E";
+  text.append(text_in);
   const float size = ImGui::GetFontSize();
   const ImVec2 at = ImGui::GetCursorScreenPos(), box = text_layer().measure(text, size);
   ImGui::Dummy(ImVec2(box.x, ImGui::GetTextLineHeight()));

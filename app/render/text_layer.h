@@ -100,6 +100,7 @@ TextLayer& text_layer();
 bool plain_ascii(std::string_view text);
 
 // A line of text as an ImGui item (like ImGui::TextUnformatted), shaped: titles that quote tokens.
+// Its base direction is left to right (the UI's sentences are English).
 void shaped_text(std::string_view text, ImU32 color);
 
 // A label's entry in the --layout file: {"i", "text", "box": [x, y, w, h] in screenshot pixels,

@@ -342,12 +342,15 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
                        "%d selected queries: their %d strongest keys (weight \xE2\x89\xA5 %.3f)",
                        static_cast<int>(ctx.shown->queries.size()),
                        std::min(top_k, static_cast<int>(w.cols())), threshold);
-  else if (f >= 0)
-    ImGui::TextColored(dim, "%s\"%s\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s",
-                       std::string(mode) == "last" ? "last token " : "", who.c_str(),
+  else if (f >= 0) {  // the quoted token shaped (Arabic joined); the numbers in the UI font
+    ImGui::TextColored(dim, "%s\"", std::string(mode) == "last" ? "last token " : "");
+    ImGui::SameLine(0, 0);
+    shaped_text(who, colors.text_dim);
+    ImGui::SameLine(0, 0);
+    ImGui::TextColored(dim, "\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s",
                        std::min(top_k, static_cast<int>(w.cols())), threshold,
                        std::string(mode) == "last" ? " \xC2\xB7 hover a token to choose" : "");
-  else
+  } else
     ImGui::TextColored(dim, "the strongest key of every query \xC2\xB7 hover a token for its arcs");
   const float header_h = ImGui::GetCursorScreenPos().y - origin.y;
   const ImVec2 pic(origin.x, origin.y + header_h);
