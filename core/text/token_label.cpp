@@ -124,7 +124,10 @@ std::vector<Unit> units_of(std::string_view stream, std::size_t from, std::size_
     // Part of a character that other tokens complete: the character, and which bytes are here.
     const std::size_t first = std::max(start, from) - start + 1, last = std::min(end, to) - start;
     std::string held = std::to_string(first);
-    if (last != first) held += "-" + std::to_string(last);
+    if (last != first) {
+      held += '-';  // piece by piece: GCC 12 -Wrestrict (bug 105329) on "-" + s
+      held += std::to_string(last);
+    }
     held += '/';
     held += std::to_string(cp.length);
     units.push_back(marker_unit(unicode::to_utf8(cp.value), held));
