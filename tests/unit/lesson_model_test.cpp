@@ -356,10 +356,10 @@ namespace {
 TEST(LessonModel, WordsOfAnotherLanguageAreExplainedAndPointToAModelThatReadsThem) {
   const AttentionTrace zh = run("\xE9\x93\xB6\xE8\xA1\x8C \xE5\x9C\xA8\xE6\xB2\xB3\xE8\xBE\xB9");
   EXPECT_NE(zh.note.find("English only"), std::string::npos) << zh.note;
-  EXPECT_NE(zh.note.find("\xE9\x93\xB6\xE8\xA1\x8C"), std::string::npos) << zh.note;  // 银行
+  EXPECT_NE(zh.note.find("2 words"), std::string::npos) << zh.note;
   EXPECT_NE(zh.note.find("tiny"), std::string::npos) << zh.note;
   const AttentionTrace mixed = run("the bank of the \xD1\x80\xD0\xB5\xD0\xBA\xD0\xB8");  // реки
-  EXPECT_NE(mixed.note.find("\xD1\x80\xD0\xB5\xD0\xBA\xD0\xB8"), std::string::npos);
+  EXPECT_NE(mixed.note.find("1 word here"), std::string::npos) << mixed.note;
   // English, or an English word without a vector, needs no such note.
   EXPECT_EQ(run("she sat by the bank of the river").note, "");
   EXPECT_EQ(run("she xqzzvw by the bank").note, "");

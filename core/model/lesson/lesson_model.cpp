@@ -33,22 +33,19 @@ void normalize_rows(Matrix& p, float s) {
 }
 
 // Unknown words that are not English (any letter beyond ASCII): the vectors cannot help them, and
-// a teacher should know why the whole sentence is masked, and where to go instead.
+// a teacher should know why the whole sentence is masked, and where to go instead. The words are
+// counted, not quoted: the note is drawn as plain UI text, which does not shape Arabic or Hindi.
 std::string lesson_language_note(const Tokens& tokens) {
-  std::string words;
   int foreign = 0;
-  for (const Token& t : tokens) {
-    if (!t.unknown) continue;
-    const bool ascii = std::all_of(t.text.begin(), t.text.end(),
-                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    if (ascii) continue;
-    if (++foreign <= 3) words += (foreign > 1 ? ", \"" : "\"") + t.text + "\"";
-  }
+  for (const Token& t : tokens)
+    if (t.unknown && std::any_of(t.text.begin(), t.text.end(), [](char c) {
+          return static_cast<unsigned char>(c) >= 0x80;
+        }))
+      ++foreign;
   if (foreign == 0) return {};
-  if (foreign > 3) words += ", \xE2\x80\xA6";
-  return "The lesson model's word vectors are English only: " + words +
-         (foreign == 1 ? " has" : " have") +
-         " no vector, so it is masked (weights 0). To see attention in this language, open a "
+  return "The lesson model's word vectors are English only: " + std::to_string(foreign) +
+         (foreign == 1 ? " word here has" : " words here have") +
+         " no vector, so they are masked (weights 0). To see attention in this language, open a "
          "model that reads every script: \"tiny\" (built in) or a real multilingual one such as "
          "Qwen, Llama 3 or Gemma (Model: folder or repo id).";
 }
