@@ -38,9 +38,8 @@ void normalize_rows(Matrix& p, float s) {
 std::string lesson_language_note(const Tokens& tokens) {
   int foreign = 0;
   for (const Token& t : tokens)
-    if (t.unknown && std::any_of(t.text.begin(), t.text.end(), [](char c) {
-          return static_cast<unsigned char>(c) >= 0x80;
-        }))
+    if (t.unknown && std::any_of(t.text.begin(), t.text.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
       ++foreign;
   if (foreign == 0) return {};
   return "The lesson model's word vectors are English only: " + std::to_string(foreign) +
