@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text/unicode.h"
 #include "gui_test_util.h"
 
 namespace attnscope {
@@ -36,19 +37,6 @@ const std::map<std::string, std::string>& script_texts() {
       {"emoji", "🏦 bank 🌊"},
       {"mixed", "the bank 银行 은행 بنك בנק बैंक ธนาคาร банк 🏦"}};
   return texts;
-}
-
-std::vector<unsigned> decode(const std::string& s) {
-  std::vector<unsigned> out;
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    unsigned cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-    for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += n;
-  }
-  return out;
 }
 
 std::string key_of(unsigned cp) {
@@ -86,7 +74,8 @@ TEST_P(Script, EveryCodePointHasAFontAndTheTextBoxShowsIt) {
   ASSERT_TRUE(layout.contains("glyphs")) << "the layout file reports no font coverage";
   const auto& glyphs = layout["glyphs"];
   int shown = 0;
-  for (unsigned cp : decode(text)) {
+  for (const unicode::CodePoint& c : unicode::decode_utf8(text)) {
+    const unsigned cp = c.value;
     if (cp <= 0x20) continue;
     ++shown;
     const std::string key = key_of(cp);
