@@ -92,7 +92,7 @@ float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
     for (int h = 0; h < heads; ++h) {
       char id[32], label[16];
       std::snprintf(id, sizeof id, "##swatch%d", h);
-      std::snprintf(label, sizeof label, "%d", h + 1);
+      std::snprintf(label, sizeof label, "%d", h);  // heads count from 0, as everywhere
       const float item_w = sw + ImGui::CalcTextSize(label).x + font * 0.6f;
       if (x > 0 && x + item_w > width)
         x = 0, ImGui::SetCursorScreenPos(ImVec2(start.x, ImGui::GetCursorScreenPos().y));
@@ -109,7 +109,7 @@ float ArcsView::DrawOverlayControls(ViewContext& ctx, float width) {
               std::find(ctx.app.overlay_heads.begin(), ctx.app.overlay_heads.end(), h));
       }
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("head %d: click to %s", h + 1, on ? "hide" : "show");
+        ImGui::SetTooltip("head %d: click to %s", h, on ? "hide" : "show");
       ImGui::SameLine(0, font * 0.15f);
       ImGui::TextUnformatted(label);
       x += item_w;

@@ -77,13 +77,14 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   section("Layer and head");
   int layers = st.model ? std::max(1, st.model_info.layers) : 1;
   int heads = st.model ? std::max(1, st.model_info.heads) : 1;
-  int layer = st.layer + 1, head = st.head + 1;
+  // Counted from 0, as in the CLI, JSON, sessions and figures (and Hugging Face, TransformerLens).
+  int layer = st.layer, head = st.head;
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("head ").x);
-  if (ImGui::SliderInt("layer", &layer, 1, layers)) st.layer = std::clamp(layer, 1, layers) - 1;
-  help("\xE2\x86\x90 / \xE2\x86\x92 keys");
+  if (ImGui::SliderInt("layer", &layer, 0, layers - 1)) st.layer = std::clamp(layer, 0, layers - 1);
+  help("\xE2\x86\x90 / \xE2\x86\x92 keys; counted from 0");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("head ").x);
-  if (ImGui::SliderInt("head", &head, 1, heads)) st.head = std::clamp(head, 1, heads) - 1;
-  help("\xE2\x86\x91 / \xE2\x86\x93 keys");
+  if (ImGui::SliderInt("head", &head, 0, heads - 1)) st.head = std::clamp(head, 0, heads - 1);
+  help("\xE2\x86\x91 / \xE2\x86\x93 keys; counted from 0");
   // The lesson model's heads say what they are made of (core/model/lesson, HeadDesign).
   if (st.model && st.model_info.kind == "lesson") {
     const nlohmann::json& options = st.model_info.options;
@@ -91,7 +92,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
     const auto recipes = options.value("head_recipes", nlohmann::json::array());
     if (st.head < static_cast<int>(roles.size()) && st.head < static_cast<int>(recipes.size())) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colors.text_dim));
-      ImGui::TextWrapped("head %d follows %s: %s", st.head + 1,
+      ImGui::TextWrapped("head %d follows %s: %s", st.head,
                          roles[st.head].get<std::string>().c_str(),
                          recipes[st.head].get<std::string>().c_str());
       ImGui::PopStyleColor();

@@ -65,10 +65,10 @@ void draw_query_row(ViewContext& ctx, FormulaRowState& state, int layer, int hea
   ImGui::PopFont();
   ImGui::SameLine();
   const std::string who = label(query);
-  ImGui::TextColored(dim,
-                     "  row of \"%s\" (token %d of %d) \xC2\xB7 sentence %d, layer %d, head %d%s",
-                     who.c_str(), query + 1, keys, ctx.slot + 1, layer + 1, head + 1,
-                     ctx.focus < 0 ? " \xC2\xB7 hover a token to choose" : "");
+  ImGui::TextColored(
+      dim, "  row of \"%s\" (token %d, %d keys) \xC2\xB7 sentence %d, layer %d, head %d%s",
+      who.c_str(), query, keys, ctx.slot + 1, layer, head,
+      ctx.focus < 0 ? " \xC2\xB7 hover a token to choose" : "");
   if (row.source == QueryRow::Source::kWeights)
     ImGui::TextColored(dim,
                        "This trace keeps no Q, K, V for this input (a stored trace, or a model "

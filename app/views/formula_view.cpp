@@ -183,14 +183,14 @@ void FormulaView::Draw(ViewContext& ctx) {
   ImGui::TextColored(dim,
                      "  d\xE2\x82\x96 = %d, \xE2\x88\x9A"
                      "d\xE2\x82\x96 = %.2f   (sentence %d, layer %d, head %d)",
-                     d_k, std::sqrt(static_cast<float>(d_k)), ctx.slot + 1, layer + 1, head + 1);
+                     d_k, std::sqrt(static_cast<float>(d_k)), ctx.slot + 1, layer, head);
   // Decoders: Q and K are the rotated (RoPE) vectors actually multiplied; the scale may not be
   // 1/√d_k (Gemma's query_pre_attn_scalar); a KV head may serve several query heads.
   const bool real_scale = s.scale > 0 && std::abs(s.scale * std::sqrt(float(d_k)) - 1.0f) > 1e-6f;
   if (s.kv_head >= 0)
     ImGui::TextColored(dim,
                        "Q, K after rotary embedding; K and V of KV head %d (shared); scale %.4f%s",
-                       s.kv_head + 1, s.scale > 0 ? s.scale : 1.0f / std::sqrt(float(d_k)),
+                       s.kv_head, s.scale > 0 ? s.scale : 1.0f / std::sqrt(float(d_k)),
                        s.softcap > 0 ? ", then softcap" : "");
 
   struct Step {
@@ -251,10 +251,9 @@ void FormulaView::Draw(ViewContext& ctx) {
     float cell_w = ImGui::CalcTextSize("-0.00").x + ImGui::GetFontSize() * 0.5f;
     float label_w = 0;
     for (std::size_t t = 0; t < ctx.trace->tokens.size(); ++t)
-      label_w = std::max(label_w, text_layer()
-                                      .measure(token_label(*ctx.trace, t, 8), ImGui::GetFontSize(),
-                                               kMonoLabel)
-                                      .x);
+      label_w = std::max(
+          label_w,
+          text_layer().measure(token_label(*ctx.trace, t, 8), ImGui::GetFontSize(), kMonoLabel).x);
     ImGui::PopFont();
     float w = label_w + font +
               cell_w * std::min<int>(static_cast<int>(step.m->cols()), kFormulaMaxColumns) + cell_w;

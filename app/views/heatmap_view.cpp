@@ -290,15 +290,22 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   dl->AddImage(texture_id(bar), ImVec2(bx, g.y0), ImVec2(bx + bar_w, grid_b.y));
   dl->AddRect(ImVec2(bx, g.y0), ImVec2(bx + bar_w, grid_b.y), colors.panel_line);
   ImGui::PushFont(ctx.fonts.mono);
-  const int ticks = g.grid_h > mono * 6 ? 5 : g.grid_h > mono * 2.5f ? 2 : 1;
-  for (int k = 0; k < ticks; ++k) {
-    float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
-    float y = g.y0 + g.grid_h * f, v = range.weight_at(1.0f - f);
-    char buf[16];
-    std::snprintf(buf, sizeof buf, range.log && v < 0.01f ? "%.0e" : "%.2f", v);
+  // Ticks at round weights, where they fall on the bar, about two lines apart: colorbar_ticks,
+  // the one tick function of the window and the figures.
+  const int max_ticks = std::clamp(static_cast<int>(g.grid_h / (mono * 2.2f)), 2, 6);
+  nlohmann::json ticks_json = nlohmann::json::array();
+  for (const ColorTick& tick : colorbar_ticks(range, max_ticks)) {
+    const float y = g.y0 + g.grid_h * (1.0f - tick.position);
     dl->AddLine(ImVec2(bx + bar_w, y), ImVec2(bx + bar_w + 3, y), colors.text);
-    float ty = std::clamp(y - mono / 2, g.y0 - mono / 2, grid_b.y - mono / 2);
-    dl->AddText(ImVec2(bx + bar_w + 3 + font * 0.4f, ty), colors.text, buf);
+    const float ty = std::clamp(y - mono / 2, g.y0 - mono / 2, grid_b.y - mono / 2);
+    const ImVec2 p(bx + bar_w + 3 + font * 0.4f, ty);
+    dl->AddText(p, colors.text, tick.label.c_str());
+    if (ctx.layout) {
+      const ImVec2 ts = ImGui::CalcTextSize(tick.label.c_str());
+      ticks_json.push_back({{"text", tick.label}, {"value", tick.value}, {"x", p.x * s},
+                            {"y", p.y * s}, {"w", ts.x * s}, {"h", ts.y * s},
+                            {"tick_y", y * s}});  // tick_y: the tick mark on the bar
+    }
   }
   ImGui::PopFont();
 
@@ -419,6 +426,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
       {"colormap", colormaps()[range.colormap].name},
       {"numbers", numbers},
       {"colorbar", {{"x", bx * s}, {"y", g.y0 * s}, {"w", bar_w * s}, {"h", g.grid_h * s}}},
+      {"colorbar_ticks", ticks_json},
       {"row_labels", row_json},
       {"col_labels", col_json},
       {"labels", shaped_json},

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/analysis/view_transform.h"
 #include "core/trace/aggregate.h"
 #include "core/util/error.h"
+#include "core/util/round_ticks.h"
 
 namespace attnscope {
 
@@ -90,21 +92,65 @@ std::string shown_options_note(const ShownOptions& o) {
 
 std::string shown_title(const AttentionTrace& t, int layer, int head, const ShownOptions& o) {
   std::string title;
-  // Layers and heads count from 1 here, as the app's sliders do (figures count from 0).
-  const std::string l1 = std::to_string(layer + 1), heads = std::to_string(t.heads());
+  // Layers and heads count from 0, as in the CLI, JSON, sessions and figures (and Hugging Face).
+  const std::string l = std::to_string(layer), heads = std::to_string(t.heads());
   if (o.aggregate.empty())
-    title = "layer " + l1 + kDot + "head " + std::to_string(head + 1);
+    title = "layer " + l + kDot + "head " + std::to_string(head);
   else if (o.aggregate == "mean" || o.aggregate == "max")
-    title = "layer " + l1 + kDot + o.aggregate + " of " + heads + " heads";
+    title = "layer " + l + kDot + o.aggregate + " of " + heads + " heads";
   else if (o.aggregate == "layers-mean")
     title = "mean of all " + std::to_string(t.layers()) + " layers \xC3\x97 " + heads + " heads";
   else if (o.aggregate == "rollout")
-    title = "rollout of layers 1\xE2\x80\x93" + l1 +
+    title = "rollout of layers 0\xE2\x80\x93" + l +
             " (0.5\xC2\xB7"
             "A + 0.5\xC2\xB7I)";
   else
     title = head_aggregate(o.aggregate).title(t, layer);
   return title + shown_options_note(o);
+}
+
+std::vector<ColorTick> colorbar_ticks(const ColorScale& scale, int max_ticks) {
+  std::vector<ColorTick> ticks;
+  for (const RoundTick& t : round_ticks(scale.vmin, scale.vmax, max_ticks, scale.log)) {
+    const float v = static_cast<float>(t.value);
+    ticks.push_back({v, scale.position(v), t.label});
+  }
+  return ticks;
+}
+
+std::vector<std::string> wrap_title(const std::string& title, float width,
+                                    const std::function<float(const std::string&)>& measure) {
+  // Pieces that must stay whole: the parts between " · ", each ending with its "·" when more
+  // follows. A part too wide for a line alone is split at its spaces (words and numbers stay
+  // whole).
+  std::vector<std::string> pieces;
+  for (size_t at = 0; at <= title.size();) {
+    const size_t dot = title.find(kDot, at);
+    const bool last = dot == std::string::npos;
+    std::string part = title.substr(at, last ? std::string::npos : dot - at);
+    if (!last) part += " \xC2\xB7";  // "·" ends the line it closes
+    if (measure(part) <= width) {
+      pieces.push_back(part);
+    } else {
+      for (size_t w = 0; w < part.size();) {
+        const size_t space = part.find(' ', w);
+        pieces.push_back(
+            part.substr(w, space == std::string::npos ? std::string::npos : space - w));
+        w = space == std::string::npos ? part.size() : space + 1;
+      }
+    }
+    if (last) break;
+    at = dot + std::strlen(kDot);
+  }
+  // Greedy lines of pieces joined by a space (so the lines joined by spaces give the title back).
+  std::vector<std::string> lines;
+  for (const std::string& piece : pieces) {
+    if (!lines.empty() && measure(lines.back() + " " + piece) <= width)
+      lines.back() += " " + piece;
+    else
+      lines.push_back(piece);
+  }
+  return lines;
 }
 
 ShownMatrix make_shown_matrix(const AttentionTrace& trace, int layer, int head,

@@ -6,6 +6,7 @@
 // once per change (ShownMatrixCache), never per frame; the heatmap, arcs and sentence views, the
 // model view's thumbnails and the figures (File → Export view, `render`) all read it.
 // No GL or ImGui here.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,16 @@ struct ColorScale {
   // The weight at position t (colorbar ticks).
   float weight_at(float t) const;
 };
+// A colorbar tick: a round weight (core/util/round_ticks.h), where it sits on the scale (0: vmin,
+// the bottom of the bar; 1: vmax, the top) and its label.
+struct ColorTick {
+  float value = 0, position = 0;
+  std::string label;
+};
+// The ticks of every colorbar, the window's heatmap and the figures alike: at most `max_ticks`,
+// at round weights (steps of 1, 2, 2.5, 5 × 10^n; a log scale's at 1, 2, 5 × 10^n).
+std::vector<ColorTick> colorbar_ticks(const ColorScale& scale, int max_ticks);
+
 // 0..1 when `fixed_range`, else 0..max(w) (1 when all zero); log: floor..max.
 ColorScale make_color_scale(const Matrix& w, int colormap, bool fixed_range,
                             const ShownOptions& options);
@@ -65,9 +76,16 @@ struct ShownMatrix {
 Matrix shown_weights(const AttentionTrace& trace, int layer, int head, const ShownOptions& options,
                      std::vector<char>* hidden_key = nullptr, bool cache_head = true);
 // "layer 3 · head 2", "layer 3 · mean of 12 heads", "rollout through layer 3", then the options:
-// " · first token hidden (rows renormalised) · log colours (floor 0.001)". 1-based numbers.
+// " · first token hidden (rows renormalised) · log colours (floor 0.001)". Layers and heads
+// count from 0, as everywhere.
 std::string shown_title(const AttentionTrace& trace, int layer, int head,
                         const ShownOptions& options);
+// The lines of a title at most `width` wide (as `measure` says), broken only after its " · "
+// separators; a part too wide alone breaks at its spaces. Never inside a number ("0.001") or a
+// word; a single word wider than `width` overflows its line. The lines joined by " " give the
+// title back.
+std::vector<std::string> wrap_title(const std::string& title, float width,
+                                    const std::function<float(const std::string&)>& measure);
 // The options' part of the title alone (empty when none is on).
 std::string shown_options_note(const ShownOptions& options);
 SinkOptions sink_options(const ShownOptions& options);  // rows always renormalised

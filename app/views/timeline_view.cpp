@@ -116,13 +116,14 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
     const int first = g->prompt_tokens;
     const int steps = std::min(g->steps, static_cast<int>(ctx.trace->tokens.size()) - first);
     if (ctx.focus >= first && ctx.focus < first + steps) selected = ctx.focus - first;
-    int step = (s.locked_token >= first ? s.locked_token - first : steps - 1) + 1;
+    // Steps count from 0, like tokens, layers and heads everywhere.
+    int step = s.locked_token >= first ? s.locked_token - first : steps - 1;
     if (ImGui::ArrowButton("##back", ImGuiDir_Left)) app.step_timeline(ctx.slot, -1);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::min(width * 0.35f, font * 14));
-    if (ImGui::SliderInt("##step", &step, 1, std::max(1, steps), "step %d")) {
-      s.locked_token = first + std::clamp(step, 1, steps) - 1;
-      s.follow_generation = step >= steps;
+    if (ImGui::SliderInt("##step", &step, 0, std::max(0, steps - 1), "step %d")) {
+      s.locked_token = first + std::clamp(step, 0, steps - 1);
+      s.follow_generation = step >= steps - 1;
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -163,7 +164,7 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
       if (is_selected && ((s.follow_generation && g->running) || selected != scrolled_to))
         ImGui::SetScrollHereX(0.5f);
       if (ctx.layout)
-        chips.push_back({{"step", k + 1},
+        chips.push_back({{"step", k},
                          {"token", token},
                          {"text", label},
                          {"x", a.x * ctx.pixel_scale},
@@ -191,7 +192,7 @@ void TimelineView::Draw(App& app, ViewContext& ctx, float width) {
                            {"running", g->running},
                            {"stopped", g->stopped},
                            {"end_of_text", g->end_of_text},
-                           {"selected_step", selected + 1},  // 1-based; 0: none focused
+                           {"selected_step", selected},  // from 0; -1: none focused
                            {"focus", ctx.focus},
                            {"chips", chips}});
 }

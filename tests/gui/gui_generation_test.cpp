@@ -103,7 +103,7 @@ TEST(Generation, TheTimelineStepsThroughWhatEachNewTokenAttendedTo) {
   ASSERT_EQ(static_cast<int>(ref.steps.size()), kTokens);
   nlohmann::json layout;
   test::Image img;
-  // Two steps back from the newest token: step 3 of 5 is in focus.
+  // Two steps back from the newest token: step 2 (steps 0..4) is in focus.
   run_generation(kTokens, "shift+left,shift+left", "", layout, img);
   if (HasFatalFailure()) return;
 
@@ -114,7 +114,7 @@ TEST(Generation, TheTimelineStepsThroughWhatEachNewTokenAttendedTo) {
   EXPECT_EQ((*timeline)["prompt_tokens"], ref.prompt_tokens);
   EXPECT_EQ((*timeline)["running"], false);
   EXPECT_EQ((*timeline)["chips"].size(), static_cast<size_t>(kTokens));
-  EXPECT_EQ((*timeline)["selected_step"], 3);
+  EXPECT_EQ((*timeline)["selected_step"], 2);
   const int focus = ref.prompt_tokens + 2;
   EXPECT_EQ((*timeline)["focus"], focus);
   const auto& tokens = layout["traces"][0]["tokens"];
@@ -130,7 +130,7 @@ TEST(Generation, TheTimelineStepsThroughWhatEachNewTokenAttendedTo) {
   for (const auto& box : (*sentence)["tokens"])
     EXPECT_EQ(box["generated"], box["index"].get<int>() >= ref.prompt_tokens) << box["index"];
 
-  // The heatmap's rows of the generated tokens are the Generator's step rows (layer 1, head 1);
+  // The heatmap's rows of the generated tokens are the Generator's step rows (the head shown);
   // the focused one is marked.
   const nlohmann::json* heatmap = find_view(layout, "heatmap", 0);
   ASSERT_NE(heatmap, nullptr);
@@ -150,7 +150,7 @@ TEST(Generation, ScreenshotsForTheReviewInBothThemes) {
     if (HasFatalFailure()) return;
     const nlohmann::json* timeline = find_view(layout, "timeline", 0);
     ASSERT_NE(timeline, nullptr);
-    EXPECT_EQ((*timeline)["selected_step"], 7);
+    EXPECT_EQ((*timeline)["selected_step"], 6);
     // Every chip lies inside the window.
     for (const auto& chip : (*timeline)["chips"]) {
       EXPECT_GE(chip["y"].get<double>(), 0.0);

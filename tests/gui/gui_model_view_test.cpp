@@ -143,7 +143,7 @@ TEST(ModelView, ThumbnailsShowEachHeadsWeights) {
       EXPECT_NEAR(view["summaries"][base + first].get<double>(), first_mass, 1e-4);
       EXPECT_NEAR(view["summaries"][base + previous].get<double>(), prev, 1e-4);
     }
-  // The focused head (layer 2, head 3 in the session) is outlined: the pixel just left of its
+  // The focused head (layer 1, head 2 in the session) is outlined: the pixel just left of its
   // thumbnail differs from the same pixel of an unfocused one.
   EXPECT_EQ(view["focus_layer"], 1);
   EXPECT_EQ(view["focus_head"], 2);
@@ -346,7 +346,7 @@ TEST(Overlay, EachHeadIsDrawnInItsPaletteColour) {
   for (size_t k = 0; k < lines.size(); ++k) {
     const auto& line = lines[k];
     const int h = line["head"], q = line["query"], key = line["key"];
-    SCOPED_TRACE("head " + std::to_string(h + 1));
+    SCOPED_TRACE("head " + std::to_string(h));
     EXPECT_EQ(q, 6);
     Eigen::Index best = 0;
     core.attention[1][h].row(q).maxCoeff(&best);
@@ -362,7 +362,7 @@ TEST(Overlay, EachHeadIsDrawnInItsPaletteColour) {
     for (double t = 0.1; t <= 0.9; t += 0.02)
       matches += pixel_error(r.img, x0 + (x1 - x0) * t, y0 + (y1 - y0) * t,
                              {double(c.r), double(c.g), double(c.b)}) <= 24.0;
-    EXPECT_GE(matches, 5) << "head " << h + 1 << "'s line is not in its colour";
+    EXPECT_GE(matches, 5) << "head " << h << "'s line is not in its colour";
   }
 }
 
@@ -449,8 +449,8 @@ TEST(Rollout, NumbersAsDrawnMatchAnIndependentReference) {
   // Causal: nothing flows from a later token.
   EXPECT_NEAR(view["weights"][0][1].get<double>(), 0.0, 1e-12);
   expect_heatmap_pixels(view, r.img, rollout);
-  EXPECT_NE(view["title"].get<std::string>().find("rollout of layers 1\xE2\x80\x93"
-                                                  "2"),
+  EXPECT_NE(view["title"].get<std::string>().find("rollout of layers 0\xE2\x80\x93"
+                                                  "1"),
             std::string::npos)
       << view["title"];
 }
@@ -514,7 +514,7 @@ TEST(LongTrace, SwitchingTheHeadOfACompactTraceShowsTheNewHead) {
   ASSERT_TRUE(layout["traces"][0]["compact"].get<bool>()) << "the trace was expected compact";
   const auto& view = find_view(layout, "heatmap");
   ASSERT_EQ(view["rows"], n);
-  EXPECT_NE(view["title"].get<std::string>().find("layer 2 \xC2\xB7 head 3"), std::string::npos)
+  EXPECT_NE(view["title"].get<std::string>().find("layer 1 \xC2\xB7 head 2"), std::string::npos)
       << view["title"];
   expect_heatmap_pixels(view, read_png(png), to_double(core.attention[1][2]));
 }
