@@ -518,7 +518,7 @@ int run_gui(const GuiOptions& options) {
         try {
           write_png(path, fb_w, fb_h);
           if (headless && !options.export_view.empty())
-            export_current_view(app, prefs, 0, "heatmap", options.export_view);
+            export_current_view(app, prefs, 0, options.export_view_as, options.export_view);
           if (!headless) {  // a headless run keeps its last notice for the layout file
             app.state.message = "saved " + path;
             app.state.message_is_error = false;

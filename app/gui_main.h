@@ -29,8 +29,10 @@ struct GuiOptions {
   // screen units), so hover effects (tooltip, focus) show up in the screenshot and layout.
   std::string hover;
   // Testing aid (hidden option): at the end of a headless run, File > Export view… writes the
-  // heatmap of sentence 1 to this file (.svg, .pdf or .png), as the window shows it.
+  // view `export_view_as` (a figure view: heatmap, lines, arcs …) of sentence 1 to this file
+  // (.svg, .pdf or .png), as the window shows it.
   std::string export_view;
+  std::string export_view_as = "heatmap";
   std::string session;  // a session file to open (`--session FILE`)
   int lesson_step = 0;  // 1..8: start in the guided lesson at this step (`--lesson [STEP]`)
   // Testing aids (hidden options): once the traces are shown, press these keys one by one

@@ -25,7 +25,10 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
                    : std::string("expected WIDTHxHEIGHT, e.g. 1280x720");
       });
   app->add_option("--export-view", gui.export_view,
-                  "testing: export the heatmap as the window shows it at exit")
+                  "testing: export sentence 1's view as the window shows it at exit")
+      ->group("");
+  app->add_option("--export-view-as", gui.export_view_as,
+                  "testing: the view --export-view writes (heatmap, lines, arcs, grid, formula)")
       ->group("");
   app->add_option("--heatmap-view", gui.heatmap_view,
                   "testing: sentence 1's heatmap at ZOOM,ROW,COL[,DROW,DCOL] (pans every frame)")

@@ -1,6 +1,7 @@
 // attnscope render --view heatmap|lines|arcs|grid|formula [--layer L --head H | --aggregate A]
 //                  [--model M --text T | --trace FILE] -o fig.svg|fig.pdf|fig.png
-//                  [--theme light|dark] [--width PX] [--colormap C] [--focus I] [--scale S]
+//                  [--theme light|dark] [--width PX] [--colormap C] [--focus I] [--top-k K]
+//                  [--scale S]
 // A figure of one view, headless: SVG and PDF are vector (text as text), PNG is drawn by cairo's
 // image surface. No display and no OpenGL are needed for any of them.
 #include <cstdio>
@@ -55,6 +56,9 @@ class RenderCommand final : public Command {
         ->check(CLI::IsMember(maps))
         ->capture_default_str();
     sub->add_option("--focus", focus_, "single out this token (index from 0)");
+    sub->add_option("--top-k", top_k_, "lines and arcs: each query's k strongest keys")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
     sub->add_flag("--fixed-range", fixed_range_, "colours span 0..1 instead of 0..max");
     sub->add_flag("--no-title", no_title_, "leave out the title line");
     sub->add_flag("--hide-first", options_.hide_first,
@@ -97,6 +101,7 @@ class RenderCommand final : public Command {
     request.light = theme_ == "light";
     request.width = width_;
     request.focus = focus_;
+    request.top_k = top_k_;
     request.fixed_range = fixed_range_;
     request.title = !no_title_;
     request.options = options_;
@@ -115,7 +120,7 @@ class RenderCommand final : public Command {
  private:
   std::string view_ = "heatmap", aggregate_, model_ = "lesson", text_, trace_, backend_ = "auto",
               out_, theme_ = "light", colormap_ = "viridis", layout_;
-  int layer_ = 0, head_ = 0, focus_ = -1;
+  int layer_ = 0, head_ = 0, focus_ = -1, top_k_ = 5;  // top-k: the window's default
   float width_ = 0, scale_ = 2.0f;
   bool fixed_range_ = false, no_title_ = false;
   ShownOptions options_;  // sinks hidden, log colours (stated in the title)

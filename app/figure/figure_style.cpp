@@ -59,6 +59,13 @@ Matrix request_matrix(const FigureRequest& r) {
   return shown_weights(t, r.layer, r.head, o);
 }
 
+ShownMatrix request_shown(const FigureRequest& r) {
+  request_matrix(r);  // the range checks and their messages
+  ShownOptions o = r.options;
+  o.aggregate = r.aggregate;
+  return make_shown_matrix(*r.trace, r.layer, r.head, o, r.colormap, r.fixed_range, r.queries);
+}
+
 ColorScale request_scale(const FigureRequest& r, const Matrix& w) {
   return make_color_scale(w, r.colormap, r.fixed_range, r.options);
 }
@@ -68,13 +75,23 @@ Matrix colormap_positions(const Matrix& w, const ColorScale& scale) {
 }
 
 std::string request_title(const FigureRequest& r) {
-  std::string title = r.trace->model.name.empty() ? r.trace->model.kind : r.trace->model.name;
-  title += " \xC2\xB7 ";
-  if (r.aggregate.empty())
-    return title + "layer " + std::to_string(r.layer) + " \xC2\xB7 head " + std::to_string(r.head) +
-           shown_options_note(r.options);
-  return title + head_aggregate(r.aggregate).title(*r.trace, r.layer) +
-         shown_options_note(r.options);
+  // The window's own title (ShownMatrix::title) after the model's name: a figure exported from
+  // the window says what the window says.
+  return request_title(r, request_shown(r));
+}
+
+std::string request_title(const FigureRequest& r, const ShownMatrix& shown, Figure* fig) {
+  const std::string model = r.trace->model.name.empty() ? r.trace->model.kind : r.trace->model.name;
+  const std::string title = model + " \xC2\xB7 " + shown.title;
+  if (fig) {
+    fig->layout["title"] = title;
+    fig->layout["shown_title"] = shown.title;
+    fig->layout["layer"] = r.layer;
+    fig->layout["head"] = r.head;
+    fig->layout["aggregate"] = r.aggregate;
+    fig->layout["selected_queries"] = shown.queries;
+  }
+  return title;
 }
 
 void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
@@ -118,37 +135,43 @@ void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float c
                        {"vector", vector}};
 }
 
-std::string tick_label(float v, float vmax) {
-  // Two decimals, more when the largest weight is small (a long text's weights are ~1/n).
-  const int decimals =
-      vmax > 0 && vmax < 0.1f ? std::min(6, 1 + static_cast<int>(std::ceil(-std::log10(vmax)))) : 2;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+int colorbar_max_ticks(float h) {
+  return std::clamp(static_cast<int>(h / (kFigureMonoFont * 2.2f)), 2, 6);
 }
 
-float colorbar_width(float vmax) {
-  return 14.0f + 6.0f + text_width(tick_label(vmax, vmax), kFigureMonoFont, true) + 4.0f;
+float colorbar_width(const ColorScale& scale, int max_ticks) {
+  float widest = 0;
+  for (const ColorTick& t : colorbar_ticks(scale, max_ticks))
+    widest = std::max(widest, text_width(t.label, kFigureMonoFont, true));
+  return 14.0f + 6.0f + widest + 4.0f;
 }
 
-float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
-                   float vmax, const FigurePalette& pal, int ticks, const ColorScale* scale) {
+float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map,
+                   const ColorScale& scale, const FigurePalette& pal, int max_ticks) {
   const float bar_w = 14.0f;
   FigureGradient g{x, y, bar_w, h, {}};
   for (int k = 0; k < 256; k += 5) g.stops.push_back(rgba(map.rgb(1.0f - k / 255.0f)));
   g.stops.push_back(rgba(map.rgb(0.0f)));
   fig.add(std::move(g));
   fig.add(FigureRect{x, y, bar_w, h, Rgba{0, 0, 0, 0}, false, 0.75f, pal.line});
-  for (int k = 0; k < ticks; ++k) {
-    const float f = ticks == 1 ? 0.0f : static_cast<float>(k) / (ticks - 1);
-    const float ty = y + h * f, v = scale ? scale->weight_at(1.0f - f) : vmax - (vmax - vmin) * f;
+  // Round weights where they fall on the scale: the same ticks as the window's colorbar.
+  nlohmann::json ticks = nlohmann::json::array();
+  for (const ColorTick& t : colorbar_ticks(scale, max_ticks)) {
+    const float ty = y + h * (1.0f - t.position);
     fig.add(FigurePath{{{x + bar_w, ty}, {x + bar_w + 4, ty}}, pal.text, 0.75f});
-    fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, tick_label(v, vmax),
-                       kFigureMonoFont, pal.text, FigureText::Anchor::kStart, true});
+    fig.add(FigureText{x + bar_w + 6, ty + kFigureMonoFont * 0.36f, t.label, kFigureMonoFont,
+                       pal.text, FigureText::Anchor::kStart, true});
+    ticks.push_back({{"value", t.value}, {"label", t.label}, {"y", ty}});
   }
-  fig.layout["colorbar"] = {{"x", x},       {"y", y},       {"w", bar_w},    {"h", h},
-                            {"vmin", vmin}, {"vmax", vmax}, {"ticks", ticks}};
-  return colorbar_width(vmax);
+  fig.layout["colorbar"] = {{"x", x},
+                            {"y", y},
+                            {"w", bar_w},
+                            {"h", h},
+                            {"vmin", scale.vmin},
+                            {"vmax", scale.vmax},
+                            {"log", scale.log},
+                            {"ticks", ticks}};
+  return colorbar_width(scale, max_ticks);
 }
 
 }  // namespace attnscope

@@ -31,9 +31,15 @@ Rgba with_alpha(Rgba c, float alpha);
 // The matrix the request shows: attention[layer][head], or the layer's heads combined. Throws
 // UsageError for a layer/head outside the trace or an unknown aggregate.
 Matrix request_matrix(const FigureRequest& r);
-// "gpt2 · layer 3 · head 5" or "… · layer 3 · mean of 12 heads", then the options shown
-// (" · first token hidden (rows renormalised) · log colours (floor 0.001)").
+// What the window's views draw for the same choice (app/views/shown_matrix.h): the weights, their
+// colour scale, the selected queries' combined row and the title. Throws as request_matrix.
+ShownMatrix request_shown(const FigureRequest& r);
+// The model, then the window's title of the same choice: "gpt2 · layer 3 · head 5" or
+// "… · layer 3 · mean of 12 heads", then the options shown (" · first token hidden (rows
+// renormalised) · log colours (floor 0.001)") and the selection (" · mean of 3 queries").
+// Also records it, the layer, head and aggregate in fig.layout (parity with the window's layout).
 std::string request_title(const FigureRequest& r);
+std::string request_title(const FigureRequest& r, const ShownMatrix& shown, Figure* fig = nullptr);
 // The colour scale of the request's matrix (range, colormap, log).
 ColorScale request_scale(const FigureRequest& r, const Matrix& w);
 // The values to colour linearly over [0, 1]: each weight's position on `scale`.
@@ -46,13 +52,14 @@ inline constexpr int kVectorCellLimit = 256;
 void add_heatmap_cells(Figure& fig, const Matrix& w, float x0, float y0, float cell,
                        const Colormap& map, float vmin, float vmax, bool numbers,
                        const std::string& key, int vector_limit = kVectorCellLimit);
-// A vertical colorbar (vmax at the top) with `ticks` labelled ticks; returns its total width.
-// With `scale`, the ticks are its weights (a log scale's ticks are not evenly spaced in value).
-float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map, float vmin,
-                   float vmax, const FigurePalette& pal, int ticks = 5,
-                   const ColorScale* scale = nullptr);
-float colorbar_width(float vmax);
-// A tick's text: two decimals, more for small ranges.
-std::string tick_label(float v, float vmax);
+// A vertical colorbar (vmax at the top) with ticks at round weights (colorbar_ticks, as the
+// window's heatmap), at most `max_ticks`, each where its weight falls on `scale` (a log scale's
+// are not evenly spaced); returns its total width. Records layout["colorbar"] with the ticks.
+float add_colorbar(Figure& fig, float x, float y, float h, const Colormap& map,
+                   const ColorScale& scale, const FigurePalette& pal, int max_ticks = 6);
+// The width add_colorbar takes: the bar and its widest tick label.
+float colorbar_width(const ColorScale& scale, int max_ticks = 6);
+// As many ticks as a colorbar `h` tall holds, about two label heights apart (2 to 6).
+int colorbar_max_ticks(float h);
 
 }  // namespace attnscope

@@ -23,6 +23,12 @@ struct FigureRequest {
   int focus = -1;            // a token to single out (lines, arcs, formula); -1: none
   bool fixed_range = false;  // colours span 0..1 instead of 0..max
   bool title = true;         // a one-line title (model, layer, head)
+  // Lines and arcs draw each query's k strongest keys, as the window does (AppState::top_k;
+  // shown_top_k clamps it to the keys there are).
+  int top_k = 5;
+  // The window's selected queries (two or more: the views show their combined row, the title
+  // says so; fewer are ignored, as make_shown_matrix does).
+  std::vector<int> queries;
   // Sinks hidden, log colours (its `aggregate` is ignored: the field above is the one), stated in
   // the title as the app's views state them.
   ShownOptions options;

@@ -50,7 +50,7 @@ Figure build(const FigureRequest& r) {
   const float pad = 8.0f, gap = 4.0f;
   const float title_h = r.title ? kFigureTitleFont * 1.8f : 0.0f;
   const float left = pad + text_width("layer 00", kFigureFont) + pad;
-  const float right = 2 * pad + colorbar_width(vmax);
+  const float right = 2 * pad + colorbar_width(scale);
   Figure fig;
   fig.width = r.width > 0 ? r.width : std::clamp(left + right + heads * 72.0f, 480.0f, 1400.0f);
   const float thumb = (fig.width - left - right) / heads - gap;
@@ -84,8 +84,9 @@ Figure build(const FigureRequest& r) {
                         vector ? n : 0);
     }
   }
-  add_colorbar(fig, left + heads * (thumb + gap) + pad, top, layers * (thumb + gap) - gap, map,
-               scale.vmin, scale.vmax, pal, 5, &scale);
+  const float bar_h = layers * (thumb + gap) - gap;
+  add_colorbar(fig, left + heads * (thumb + gap) + pad, top, bar_h, map, scale, pal,
+               colorbar_max_ticks(bar_h));
   fig.layout["grid"] = {{"left", left},     {"top", top},     {"thumb", thumb}, {"gap", gap},
                         {"layers", layers}, {"heads", heads}, {"vmax", vmax}};
   return fig;

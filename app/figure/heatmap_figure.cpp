@@ -14,10 +14,11 @@ constexpr int kMaxLabelChars = 12;
 
 Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
-  const Matrix w = request_matrix(r);
+  const ShownMatrix shown = request_shown(r);  // what the window's heatmap draws
+  const Matrix& w = shown.weights;
   const Tokens& tokens = r.trace->tokens;
   const int n = static_cast<int>(w.rows());
-  const ColorScale range = request_scale(r, w);
+  const ColorScale& range = shown.scale;
   const Colormap& map = colormaps().at(static_cast<size_t>(r.colormap));
 
   std::vector<std::string> labels(static_cast<size_t>(n));
@@ -29,7 +30,7 @@ Figure build(const FigureRequest& r) {
   const float pad = 8.0f;
   const float title_h = r.title ? kFigureTitleFont * 1.8f + kFigureFont * 1.2f : 0.0f;
   const float left = pad + label_w + pad, top = pad + title_h + label_w + pad;
-  const float right = 2 * pad + colorbar_width(range.vmax) + pad;
+  const float right = 2 * pad + colorbar_width(range) + pad;
   // Natural size: cells of 2.6 label heights up to 16 tokens, shrinking to fit 900 px.
   const float width = r.width > 0 ? r.width
                                   : std::clamp(left + right + n * kFigureFont * 2.6f, 320.0f,
@@ -42,8 +43,9 @@ Figure build(const FigureRequest& r) {
   fig.width = width;
   fig.height = std::ceil(top + cell * n + pad * 2);
   fig.background = pal.background;
+  const std::string title = request_title(r, shown, &fig);
   if (r.title)
-    fig.add(FigureText{pad, pad + kFigureTitleFont, request_title(r), kFigureTitleFont, pal.text,
+    fig.add(FigureText{pad, pad + kFigureTitleFont, title, kFigureTitleFont, pal.text,
                        FigureText::Anchor::kStart, false, false, true});
 
   const bool numbers = cell >= kFigureMonoFont * 2.6f;
@@ -66,8 +68,12 @@ Figure build(const FigureRequest& r) {
   if (r.title)
     fig.add(FigureText{pad, pad + kFigureTitleFont + kFigureFont * 1.4f,
                        "rows: queries \xC2\xB7 columns: keys", kFigureFont * 0.9f, pal.text_dim});
-  add_colorbar(fig, left + cell * n + 2 * pad, top, cell * n, map, range.vmin, range.vmax, pal,
-               cell * n > kFigureMonoFont * 6 ? 5 : 2, &range);
+  // The selected queries' rows outlined, as the window marks them.
+  for (int q : shown.queries)
+    fig.add(
+        FigureRect{left, top + q * cell, cell * n, cell, Rgba{0, 0, 0, 0}, false, 1.5f, pal.focus});
+  add_colorbar(fig, left + cell * n + 2 * pad, top, cell * n, map, range, pal,
+               colorbar_max_ticks(cell * n));
   return fig;
 }
 }  // namespace

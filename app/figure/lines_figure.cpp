@@ -1,9 +1,13 @@
-// BertViz's head view as a figure (the app's columns view, app/views/arcs_view.cpp DrawColumns):
-// the tokens twice, queries on the left and keys on the right, a line from each query to each key
-// whose opacity and width follow the weight. With a focus token its lines stand out.
+// BertViz's head view as a figure: what the app's columns view (app/views/arcs_view.cpp,
+// DrawColumnLines) shows for the same choice. The tokens twice, queries on the left and keys on
+// the right; from each query a line to each of its top-k keys (shown_top_k and top_k_threshold,
+// as the window), opacity and width following the weight; the focused or selected queries' lines
+// stand out (with a focus beyond 24 tokens only theirs are drawn, as in the window).
 #include <algorithm>
+#include <cstdio>
 
 #include "app/figure/figure_style.h"
+#include "app/views/arcs_view.h"
 #include "app/views/draw_util.h"
 
 namespace attnscope {
@@ -11,10 +15,15 @@ namespace attnscope {
 namespace {
 Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
-  const Matrix w = request_matrix(r);
+  const ShownMatrix shown = request_shown(r);  // what the window's views draw
+  const Matrix& w = shown.weights;
   const Tokens& tokens = r.trace->tokens;
-  const int n = static_cast<int>(w.rows());
-  const ColorScale range = request_scale(r, w);
+  const int n = static_cast<int>(w.rows()), m = static_cast<int>(w.cols());
+  const ColorScale& range = shown.scale;
+  const int top_k = shown_top_k(r.top_k, m);
+  const auto chosen = [&](int i) {
+    return i == r.focus || std::binary_search(shown.queries.begin(), shown.queries.end(), i);
+  };
   std::vector<std::string> labels(static_cast<size_t>(n));
   float label_w = 0;
   for (int i = 0; i < n; ++i) {
@@ -30,34 +39,46 @@ Figure build(const FigureRequest& r) {
   const float top = pad + title_h + kFigureFont * 1.8f;
   fig.height = top + n * row_h + pad;
   fig.background = pal.background;
+  const std::string title = request_title(r, shown, &fig);
   if (r.title)
-    fig.add(FigureText{pad, pad + kFigureTitleFont, request_title(r), kFigureTitleFont, pal.text,
+    fig.add(FigureText{pad, pad + kFigureTitleFont, title, kFigureTitleFont, pal.text,
                        FigureText::Anchor::kStart, false, false, true});
   fig.add(FigureText{pad, top - kFigureFont * 0.6f, "queries", kFigureFont, pal.text_dim});
   fig.add(FigureText{fig.width - pad, top - kFigureFont * 0.6f, "keys", kFigureFont, pal.text_dim,
                      FigureText::Anchor::kEnd});
+  if (top_k < m) {  // say that lines were left out, between the headers (as the window does)
+    char note[24];
+    std::snprintf(note, sizeof note, "top %d", top_k);
+    fig.add(FigureText{(xl + xr) / 2, top - kFigureFont * 0.6f, note, kFigureFont, pal.text_dim,
+                       FigureText::Anchor::kMiddle});
+  }
+  nlohmann::json drawn = nlohmann::json::array();
+  // Faint lines for every query, then the focused (or selected) queries' lines on top, strong.
   for (int pass = 0; pass < 2; ++pass)
     for (int i = 0; i < n; ++i) {
-      const bool focused = i == r.focus;
-      if ((pass == 1) != focused) continue;
+      const bool focused = chosen(i);
+      if ((pass == 1) != focused || (pass == 0 && r.focus >= 0 && n > 24)) continue;
       const float yi = top + (i + 0.5f) * row_h;
-      for (int j = 0; j < n; ++j) {
+      const float keep = top_k_threshold(w, i, top_k);  // each query's top-k keys only
+      for (int j = 0; j < m; ++j) {
         const float t = w(i, j) / range.vmax;
-        if (t < 0.01f) continue;
-        const float alpha = r.focus < 0 ? 0.9f * t : focused ? 0.15f + 0.85f * t : 0.04f + 0.2f * t;
-        const float width = r.focus < 0 ? 0.5f + 2.5f * t : focused ? 1.0f + 4.0f * t : 0.5f + t;
+        if (t < 0.01f || w(i, j) < keep) continue;
+        const float alpha = focused ? 0.15f + 0.85f * t : 0.06f + 0.3f * t;
+        const float width = focused ? 1.0f + 5.0f * t : 1.0f + 1.5f * t;
         fig.add(FigurePath{
             {{xl + 4, yi}, {xr - 4, top + (j + 0.5f) * row_h}}, with_alpha(pal.arc, alpha), width});
+        drawn.push_back({{"query", i}, {"key", j}, {"weight", w(i, j)}, {"strong", focused}});
       }
     }
   for (int i = 0; i < n; ++i) {
     const float y = top + (i + 0.5f) * row_h + kFigureFont * 0.36f;
     const bool dim = tokens[i].special || tokens[i].unknown;
-    const Rgba c = i == r.focus ? pal.focus : dim ? pal.text_dim : pal.text;
+    const Rgba c = chosen(i) ? pal.focus : dim ? pal.text_dim : pal.text;
     fig.add(FigureText{xl - 4, y, labels[i], kFigureFont, c, FigureText::Anchor::kEnd});
     fig.add(FigureText{xr + 4, y, labels[i], kFigureFont, dim ? pal.text_dim : pal.text});
   }
-  fig.layout["lines"] = {{"xl", xl}, {"xr", xr}, {"top", top}, {"row_h", row_h}, {"n", n}};
+  fig.layout["lines"] = {{"xl", xl}, {"xr", xr},       {"top", top},       {"row_h", row_h},
+                         {"n", n},   {"top_k", top_k}, {"focus", r.focus}, {"drawn", drawn}};
   return fig;
 }
 }  // namespace

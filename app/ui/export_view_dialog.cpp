@@ -29,6 +29,9 @@ void export_current_view(const App& app, const UiPrefs& prefs, int slot, const s
   request.fixed_range = app.state.fixed_range;
   request.aggregate = app.state.shown.aggregate;
   request.options = app.state.shown;
+  // The same lines and arcs as the window: its top-k and the sentence's selected queries.
+  request.top_k = app.state.top_k;
+  request.queries = app.state.slots[slot].selected_queries;
   const Figure fig = build_figure(view, request);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -57,7 +60,8 @@ void ExportViewDialog::Draw(App& app, const UiPrefs& prefs, const std::string& s
   }
   if (!ImGui::BeginPopupModal("Export view", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   bool renamed = false;
-  ImGui::TextUnformatted("A figure of what the window shows (layer, head, colormap, focus).");
+  ImGui::TextUnformatted(
+      "A figure of what the window shows (layer, head or aggregate, colormap, focus, top-k).");
   if (ImGui::BeginCombo("view", views[view].name.c_str())) {
     for (int i = 0; i < static_cast<int>(views.size()); ++i)
       if (ImGui::Selectable(views[i].name.c_str(), i == view)) view = i, renamed = true;

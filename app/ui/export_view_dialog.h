@@ -1,7 +1,8 @@
 #pragma once
 // File > Export view…: the current view of a sentence as an SVG, PDF or PNG figure, drawn by the
 // same figure builders and exporters as `attnscope render` (app/figure/), from what the window
-// shows now: the trace, layer, head, colormap, range, focused token and theme.
+// shows now: the trace, layer, head or aggregate, hidden sinks, log colours, colormap, range,
+// focused token, selected queries, the lines' and arcs' top-k and the theme.
 #include <string>
 
 #include "app/app.h"
