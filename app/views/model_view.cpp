@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <numeric>
 
+#include <imgui_internal.h>  // ImGui::FindWindowByName: where the status bar is
+
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
+#include "app/views/view_title.h"
 #include "core/analysis/head_summary.h"
 
 namespace attnscope {
@@ -18,7 +21,6 @@ HeadSummaryTable summarize_heads(const std::shared_ptr<const AttentionTrace>& tr
   const auto& keys = head_summary_keys();
   for (const HeadSummaryKey& key : keys) {
     table.names.push_back(key.name);
-    table.labels.push_back(key.name.substr(0, 4));  // "entr 2.31" fits under a thumbnail
     table.descriptions.push_back(key.label + ": " + key.description);
     table.descending.push_back(key.higher_is_notable);
   }
@@ -87,6 +89,57 @@ void ModelView::DrawToolbar(ViewContext& ctx) {
   }
 }
 
+ModelGridShape model_grid_shape(float width, float height, int layers, int heads,
+                                const ModelGridMetrics& m) {
+  // Every shape whose thumbnails fill the width: `blocks` layers side by side, each with its
+  // heads on rows of `columns`, under each thumbnail every summary or (`brief`) one number. The
+  // largest thumbnails that fit the height win (more lines on a tie), layers keeping their heads
+  // on one row if any such shape fits; none fitting, one layer a row (the pane scrolls).
+  const auto shape = [&](int blocks, int columns, bool brief) {
+    ModelGridShape g;
+    g.blocks = blocks, g.columns = columns;
+    g.head_rows = (heads + columns - 1) / columns;
+    g.thumb = std::floor((width / blocks - m.label_w) / columns - m.gap);
+    g.lines = brief ? std::min(1, m.lines_for(g.thumb)) : m.lines_for(g.thumb);
+    g.cell_h = g.thumb + g.lines * m.line_h + m.gap;
+    g.height = static_cast<float>((layers + blocks - 1) / blocks * g.head_rows) * g.cell_h;
+    return g;
+  };
+  const auto better = [](const ModelGridShape& a, const ModelGridShape& b) {
+    return a.thumb > b.thumb || (a.thumb == b.thumb && a.lines > b.lines);
+  };
+  ModelGridShape best, wrapped, scroll;
+  for (int blocks = 1; blocks <= layers; ++blocks)
+    for (int columns = heads; columns >= 1; --columns) {
+      if (blocks > 1 && columns < heads) break;  // layers side by side only with whole rows
+      for (const bool brief : {false, true}) {
+        const ModelGridShape g = shape(blocks, columns, brief);
+        if (g.thumb < m.min_thumb) continue;
+        if (blocks == 1 && scroll.thumb <= 0) scroll = g;  // the most heads a row still readable
+        if (g.height > height) continue;
+        ModelGridShape& slot = columns == heads ? best : wrapped;
+        if (better(g, slot)) slot = g;
+      }
+    }
+  if (best.thumb > 0) return best;
+  if (wrapped.thumb > 0) return wrapped;
+  if (scroll.thumb <= 0) {  // too narrow for readable thumbnails: smallest ones, side-scrolling
+    scroll = shape(1, heads, false);
+    scroll.thumb = m.min_thumb;
+    scroll.lines = m.lines_for(scroll.thumb);
+    scroll.cell_h = scroll.thumb + scroll.lines * m.line_h + m.gap;
+    scroll.height = static_cast<float>(layers) * scroll.cell_h;
+  }
+  // A thumbnail taller than the pane helps no one: at most one row's height.
+  const float tallest = height - scroll.lines * m.line_h - m.gap;
+  if (scroll.thumb > tallest && tallest >= m.min_thumb) {
+    scroll.thumb = std::floor(tallest);
+    scroll.cell_h = scroll.thumb + scroll.lines * m.line_h + m.gap;
+    scroll.height = static_cast<float>(layers * scroll.head_rows) * scroll.cell_h;
+  }
+  return scroll;
+}
+
 void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) {
   const ThemeColors& colors = theme_colors();
   AppState& st = ctx.app;
@@ -120,13 +173,17 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   }
   const int layers = trace.layers(), heads = trace.heads();
   const int keys = static_cast<int>(summaries.names.size());
+  const float s = ctx.pixel_scale;
 
   const ImVec2 start = ImGui::GetCursorScreenPos();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent),
-                     "Every layer \xC3\x97 head \xC2\xB7 sentence %d \xC2\xB7 %d layers \xC3\x97 "
-                     "%d heads \xC2\xB7 %d tokens%s",
-                     ctx.slot + 1, layers, heads, static_cast<int>(trace.tokens.size()),
-                     shown_options_note(st.shown).c_str());
+  char header[160];
+  std::snprintf(
+      header, sizeof header,
+      "Every layer \xC3\x97 head \xC2\xB7 sentence %d \xC2\xB7 %d layers \xC3\x97 %d heads "
+      "\xC2\xB7 %d tokens%s",
+      ctx.slot + 1, layers, heads, static_cast<int>(trace.tokens.size()),
+      shown_options_note(st.shown).c_str());
+  text_title(header, colors.accent);
   DrawToolbar(ctx);
   int passing = 0;
   auto passes = [&](int l, int h) {
@@ -138,48 +195,61 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const int shown_key = sort_key >= 0 ? sort_key : filter_key >= 0 ? filter_key : 0;
   const std::string numbers =
       keys == 0 ? std::string() : " \xC2\xB7 numbers: " + summaries.names[shown_key];
-  ImGui::PushTextWrapPos(0.0f);
-  text_dim(
-      "%s%s \xC2\xB7 %d of %d heads bright \xC2\xB7 click: focus that head everywhere, "
-      "double-click: open it",
-      st.fixed_range ? "colours span 0\xE2\x80\x93"
-                       "1"
-                     : "each thumbnail's colours span 0 to its own largest weight",
-      numbers.c_str(), passing, layers * heads);
-  ImGui::PopTextWrapPos();
+  char info[320];
+  std::snprintf(info, sizeof info,
+                "%s%s \xC2\xB7 %d of %d heads bright \xC2\xB7 click: focus that head everywhere "
+                "\xC2\xB7 double-click: open it",
+                st.fixed_range ? "colours span 0\xE2\x80\x93"
+                                 "1"
+                               : "each thumbnail's colours span 0 to its own largest weight",
+                numbers.c_str(), passing, layers * heads);
+  text_title(info, colors.text_dim);
 
   // The grid, scrolling when it does not fit.
   const float used = ImGui::GetCursorScreenPos().y - start.y;
   ImGui::BeginChild("##model_grid", ImVec2(size.x, std::max(size.y - used, 1.0f)), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float s = ctx.pixel_scale;
   const float font = ImGui::GetFontSize();
+  // Summary names written out ("induction 0.03"), padded to the longest so the numbers align.
+  size_t name_chars = 0;
+  for (const std::string& name : summaries.names) name_chars = std::max(name_chars, name.size());
   ImGui::PushFont(ctx.fonts.mono);
-  const float mono_h = ImGui::GetFontSize();
+  ModelGridMetrics metrics;
+  metrics.line_h = ImGui::GetFontSize();
   const float number_w = ImGui::CalcTextSize("0.00").x;
-  const float line_w = ImGui::CalcTextSize("prev 0.00").x;
+  const float line_w = ImGui::CalcTextSize((std::string(name_chars, 'm') + " 0.00").c_str()).x;
   ImGui::PopFont();
-  const float label_w = ImGui::CalcTextSize("L00").x + font * 0.5f;
-  const float gap = std::max(4.0f, font * 0.35f);
-  const float avail = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
-  float thumb = std::floor((avail - label_w) / heads - gap);
-  thumb = std::clamp(thumb, font * 1.6f, font * 12.0f);
-  // Summary lines under a thumbnail: all of them when they fit, else the sort key's value.
-  auto lines_for = [&](float t) {
+  metrics.label_w = ImGui::CalcTextSize("L00").x + font * 0.5f;
+  metrics.gap = std::max(4.0f, font * 0.35f);
+  metrics.min_thumb = font * 1.6f;
+  // Summary lines under a thumbnail: all of them (and the head) when they fit, else the number of
+  // the key the header names.
+  metrics.lines_for = [&](float t) {
     return keys == 0 ? 0 : t >= line_w ? keys + 1 : t >= number_w ? 1 : 0;
   };
-  // Smaller thumbnails when that fits every layer without scrolling (and they stay readable).
-  const float fit =
-      std::floor(ImGui::GetContentRegionAvail().y / layers - lines_for(thumb) * mono_h - gap);
-  if (fit < thumb && fit >= font * 3) thumb = fit;
-  if (thumb * s >= 4) thumb = snap(thumb, s);
-  const int lines = lines_for(thumb);
-  const float cell_w = thumb + gap, cell_h = thumb + lines * mono_h + gap;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ModelGridShape g =
+      model_grid_shape(avail.x - ImGui::GetStyle().ScrollbarSize, avail.y, layers, heads, metrics);
+  const float thumb = g.thumb * s >= 4 ? snap(g.thumb, s) : g.thumb;
+  const int lines = g.lines;
+  const float mono_h = metrics.line_h, label_w = metrics.label_w;
+  const float cell_w = thumb + metrics.gap, cell_h = thumb + lines * mono_h + metrics.gap;
+  const float block_w = (avail.x - ImGui::GetStyle().ScrollbarSize) / g.blocks;
+  const int block_rows = (layers + g.blocks - 1) / g.blocks;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float x0 = snap(origin.x + label_w, s), y0 = snap(origin.y, s);
+  const float x0 = snap(origin.x, s), y0 = snap(origin.y, s);
+  // Where layer l's block starts, and where its head in slot k goes.
+  const auto block_at = [&](int l) {
+    return ImVec2(snap(x0 + (l % g.blocks) * block_w, s),
+                  y0 + (l / g.blocks) * g.head_rows * cell_h);
+  };
+  const auto cell_at = [&](int l, int k) {
+    const ImVec2 b = block_at(l);
+    return ImVec2(b.x + label_w + (k % g.columns) * cell_w, b.y + (k / g.columns) * cell_h);
+  };
 
-  // Where each head goes in its layer's row.
+  // Where each head goes in its layer's block.
   std::vector<int> order(static_cast<size_t>(heads));
   auto row_order = [&](int l) {
     std::iota(order.begin(), order.end(), 0);
@@ -192,16 +262,18 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   // Keep the focused cell in view when the keys move it.
   if (st.layer != last_layer || st.head != last_head) {
     if (st.layer >= 0 && st.layer < layers && last_layer >= 0) {
-      const float top = y0 + st.layer * cell_h - ImGui::GetWindowPos().y;
+      const float top = block_at(st.layer).y - ImGui::GetWindowPos().y;
+      const float block_h = g.head_rows * cell_h;
       if (top < ImGui::GetScrollY() ||
-          top + cell_h > ImGui::GetScrollY() + ImGui::GetWindowHeight())
+          top + block_h > ImGui::GetScrollY() + ImGui::GetWindowHeight())
         ImGui::SetScrollFromPosY(top, 0.3f);
     }
     last_layer = st.layer, last_head = st.head;
   }
 
-  ImGui::InvisibleButton("##model_cells", ImVec2(std::max(1.0f, label_w + heads * cell_w),
-                                                 std::max(1.0f, layers * cell_h)));
+  const float grid_w = (g.blocks - 1) * block_w + label_w + g.columns * cell_w - metrics.gap;
+  const float grid_h = block_rows * g.head_rows * cell_h;
+  ImGui::InvisibleButton("##model_cells", ImVec2(std::max(1.0f, grid_w), std::max(1.0f, grid_h)));
   const bool hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
   const bool clicked = ImGui::IsItemClicked();
   const bool double_clicked = hovered && ImGui::IsMouseDoubleClicked(0);
@@ -218,22 +290,49 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   ImGui::PushFont(ctx.fonts.mono);
   for (int l = 0; l < layers; ++l) {
     row_order(l);
-    const float ry = y0 + l * cell_h;
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "L%d", l + 1);
-    const bool row_visible =
-        ImGui::IsRectVisible(ImVec2(origin.x, ry), ImVec2(x0 + heads * cell_w, ry + cell_h));
-    if (row_visible)
-      dl->AddText(ImVec2(origin.x, ry + (thumb - mono_h) / 2),
+    const ImVec2 block = block_at(l);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "L%d", l);  // layers count from 0, as everywhere
+    if (ImGui::IsRectVisible(block, ImVec2(block.x + label_w, block.y + cell_h)))
+      dl->AddText(ImVec2(block.x, block.y + (thumb - mono_h) / 2),
                   l == st.layer ? colors.focus : colors.text_dim, buf);
     for (int slot = 0; slot < heads; ++slot) {
       const int h = order[slot];
-      const float cx = x0 + slot * cell_w;
-      const ImVec2 a(cx, ry), b(cx + thumb, ry + thumb);
+      const ImVec2 a = cell_at(l, slot), b(a.x + thumb, a.y + thumb);
       const bool bright = passes(l, h);
       if (hovered && mouse.x >= a.x && mouse.x < a.x + cell_w && mouse.y >= a.y &&
           mouse.y < a.y + cell_h)
         hover_l = l, hover_h = h;
+      nlohmann::json summary_json = nlohmann::json::array();  // the lines under it, as drawn
+      const bool visible = ImGui::IsRectVisible(a, ImVec2(a.x + cell_w, a.y + cell_h));
+      if (visible) {
+        dl->ChannelsSetCurrent(0);
+        dl->AddImage(atlas.texture(), a, b, atlas.uv0(l, h), atlas.uv1(l, h));
+        dl->ChannelsSetCurrent(1);
+        if (!bright) dl->AddRectFilled(a, b, with_alpha(veil_base, 0.8f));
+        const bool focused =
+            st.shown.aggregate.empty() ? (l == st.layer && h == st.head) : l == st.layer;
+        if (focused)
+          dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), colors.focus, 0, 0, 2.5f);
+        // Summaries under the thumbnail, their names written out.
+        const ImU32 tc = bright ? colors.text : colors.text_dim;
+        const auto line = [&](int row, ImU32 color, const char* text) {
+          dl->AddText(ImVec2(a.x, b.y + 1 + row * mono_h), color, text);
+          if (ctx.layout) summary_json.push_back(text);
+        };
+        if (lines == 1) {
+          std::snprintf(buf, sizeof buf, "%.2f", summaries.value(l, h, shown_key));
+          line(0, tc, buf);
+        } else if (lines > 1) {
+          std::snprintf(buf, sizeof buf, "h%d", h);
+          line(0, colors.text_dim, buf);
+          for (int k = 0; k < keys; ++k) {
+            std::snprintf(buf, sizeof buf, "%-*s %.2f", static_cast<int>(name_chars),
+                          summaries.names[k].c_str(), summaries.value(l, h, k));
+            line(k + 1, k == sort_key || k == filter_key ? colors.accent : tc, buf);
+          }
+        }
+      }
       if (ctx.layout)
         cells.push_back({{"layer", l},
                          {"head", h},
@@ -242,59 +341,21 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
                          {"w", thumb * s},
                          {"h", thumb * s},
                          {"bright", bright},
-                         {"vmax", atlas.scale(l, h).vmax}});
-      if (!row_visible || !ImGui::IsRectVisible(a, ImVec2(a.x + cell_w, a.y + cell_h))) continue;
-      dl->ChannelsSetCurrent(0);
-      dl->AddImage(atlas.texture(), a, b, atlas.uv0(l, h), atlas.uv1(l, h));
-      dl->ChannelsSetCurrent(1);
-      if (!bright) dl->AddRectFilled(a, b, with_alpha(veil_base, 0.8f));
-      const bool focused =
-          st.shown.aggregate.empty() ? (l == st.layer && h == st.head) : l == st.layer;
-      if (focused)
-        dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), colors.focus, 0, 0, 2.5f);
-      // Summaries under the thumbnail.
-      const ImU32 tc = bright ? colors.text : colors.text_dim;
-      if (lines == 1) {
-        std::snprintf(buf, sizeof buf, "%.2f", summaries.value(l, h, shown_key));
-        dl->AddText(ImVec2(a.x, b.y + 1), tc, buf);
-      } else if (lines > 1) {
-        std::snprintf(buf, sizeof buf, "h%d", h + 1);
-        dl->AddText(ImVec2(a.x, b.y + 1), colors.text_dim, buf);
-        for (int k = 0; k < keys; ++k) {
-          std::snprintf(buf, sizeof buf, "%-4s %.2f", summaries.labels[k].c_str(),
-                        summaries.value(l, h, k));
-          dl->AddText(ImVec2(a.x, b.y + 1 + (k + 1) * mono_h),
-                      k == sort_key || k == filter_key ? colors.accent : tc, buf);
-        }
-      }
+                         {"vmax", atlas.scale(l, h).vmax},
+                         {"summary_lines", summary_json}});
     }
   }
   ImGui::PopFont();
   dl->ChannelsMerge();
 
   if (hover_l >= 0) {
-    ImGui::BeginTooltip();
-    ImGui::Text("layer %d \xC2\xB7 head %d", hover_l + 1, hover_h + 1);
-    // Larger than the thumbnail, whatever its size, and within the window.
-    const float big = std::min(std::max(font * 16, thumb * 2), ImGui::GetIO().DisplaySize.y * 0.6f);
-    const float aspect = static_cast<float>(atlas.texel_cols()) / std::max(1, atlas.texel_rows());
-    ImGui::Image(atlas.texture(),
-                 ImVec2(big * std::min(aspect, 1.0f), big / std::max(aspect, 1.0f)),
-                 atlas.uv0(hover_l, hover_h), atlas.uv1(hover_l, hover_h));
-    if (ctx.layout) {  // where the enlarged map went (tests)
-      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-      hovered_json = {{"layer", hover_l}, {"head", hover_h},      {"x", a.x * s},
-                      {"y", a.y * s},     {"w", (b.x - a.x) * s}, {"h", (b.y - a.y) * s}};
-    }
-    if (atlas.pool_rows() > 1 || atlas.pool_cols() > 1)
-      text_dim("max of each %d \xC3\x97 %d block (%d tokens)", atlas.pool_rows(), atlas.pool_cols(),
-               static_cast<int>(trace.tokens.size()));
-    ImGui::PushFont(ctx.fonts.mono);
-    for (int k = 0; k < keys; ++k)
-      ImGui::Text("%-10s %6.3f", summaries.names[k].c_str(), summaries.value(hover_l, hover_h, k));
-    ImGui::PopFont();
-    text_dim("click: focus this head in every view");
-    ImGui::EndTooltip();
+    // Room for the popup: anywhere above the bottom of this pane and of the status bar (its top
+    // edge last frame: it grows upwards while it shows a long message).
+    float bottom = start.y + size.y;
+    if (const ImGuiWindow* bar = ImGui::FindWindowByName("##status"))
+      if (bar->WasActive) bottom = std::min(bottom, bar->Pos.y);
+    DrawHoverPopup(ctx, hover_l, hover_h, thumb, ImGui::GetMainViewport()->WorkPos.y, bottom,
+                   hovered_json);
     if (clicked) {
       st.layer = hover_l, st.head = hover_h;
       st.shown.aggregate.clear();                  // a click asks for this one head
@@ -305,27 +366,37 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   ImGui::EndChild();
 
   if (ctx.layout)
-    ctx.layout->push_back({{"view", "model"},
-                           {"slot", ctx.slot},
-                           {"layers", layers},
-                           {"heads", heads},
-                           {"texel_rows", atlas.texel_rows()},
-                           {"texel_cols", atlas.texel_cols()},
-                           {"pool_rows", atlas.pool_rows()},
-                           {"pool_cols", atlas.pool_cols()},
-                           {"colormap", st.colormap},
-                           {"atlas_builds", atlas.builds()},
-                           {"summary_keys", summaries.names},
-                           {"summaries", summaries.values},
-                           {"sort_key", sort_key},
-                           {"filter_key", filter_key},
-                           {"filter_min", filter_min},
-                           {"sort", st.model_sort},
-                           {"filter", st.model_filter},
-                           {"focus_layer", st.layer},
-                           {"focus_head", st.head},
-                           {"hovered", hovered_json},
-                           {"cells", cells}});
+    ctx.layout->push_back(
+        {{"view", "model"},
+         {"slot", ctx.slot},
+         {"layers", layers},
+         {"heads", heads},
+         {"texel_rows", atlas.texel_rows()},
+         {"texel_cols", atlas.texel_cols()},
+         {"pool_rows", atlas.pool_rows()},
+         {"pool_cols", atlas.pool_cols()},
+         {"colormap", st.colormap},
+         {"atlas_builds", atlas.builds()},
+         {"summary_keys", summaries.names},
+         {"summaries", summaries.values},
+         {"sort_key", sort_key},
+         {"filter_key", filter_key},
+         {"filter_min", filter_min},
+         {"sort", st.model_sort},
+         {"filter", st.model_filter},
+         {"focus_layer", st.layer},
+         {"focus_head", st.head},
+         {"hovered", hovered_json},
+         {"panel", {{"x", start.x * s}, {"y", start.y * s}, {"w", size.x * s}, {"h", size.y * s}}},
+         {"grid",
+          {{"x", x0 * s},
+           {"y", y0 * s},
+           {"w", grid_w * s},
+           {"h", grid_h * s},
+           {"blocks", g.blocks},
+           {"columns", g.columns},
+           {"thumb", thumb * s}}},
+         {"cells", cells}});
 }
 
 }  // namespace attnscope

@@ -1,11 +1,15 @@
 #pragma once
 // The model view (BertViz's "model view"): every layer × head of one sentence's trace as a grid of
 // thumbnails drawn from one texture atlas (app/render/thumbnail_atlas.h), the head summaries of
-// core/analysis/head_summary.h under each one, a sort key and a filter chosen from
-// head_summary_keys(). Hover enlarges a thumbnail with all its summaries; a click focuses that
-// layer and head in every other view; the ←/→/↑/↓ keys move the focus, which is outlined.
+// core/analysis/head_summary.h under each one (their names written out), a sort key and a filter
+// chosen from head_summary_keys(). The grid fills the pane's width: layers sit side by side when
+// that makes the thumbnails larger, a layer's heads wrap onto more rows when they are too many.
+// Hover enlarges a thumbnail with its token axes and all its summaries (in a popup kept clear of
+// the status bar); a click focuses that layer and head in every other view; the ←/→/↑/↓ keys move
+// the focus, which is outlined.
 // Summaries are computed once per published trace (cached by the trace's pointer), never per
 // frame.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,8 +26,8 @@ namespace attnscope {
 struct HeadSummaryTable {
   std::shared_ptr<const AttentionTrace> trace;
   int layers = 0, heads = 0;
-  std::vector<std::string> names, labels, descriptions;  // per key
-  std::vector<bool> descending;  // sort largest first (the key's higher_is_notable)
+  std::vector<std::string> names, descriptions;  // per key
+  std::vector<bool> descending;                  // sort largest first (the key's higher_is_notable)
   std::vector<float> values;
   float value(int layer, int head, int key) const {
     return values[(static_cast<size_t>(layer) * heads + head) * names.size() + key];
@@ -31,6 +35,26 @@ struct HeadSummaryTable {
 };
 // Computes the table (off the draw path: called once per new trace).
 HeadSummaryTable summarize_heads(const std::shared_ptr<const AttentionTrace>& trace);
+
+// What the grid's layout depends on besides the pane: a layer label's width, the gap between
+// thumbnails, the smallest readable thumbnail, a summary line's height, and how many summary lines
+// a thumbnail of a given width carries.
+struct ModelGridMetrics {
+  float label_w = 0, gap = 0, min_thumb = 0, line_h = 0;
+  std::function<int(float thumb)> lines_for;
+};
+struct ModelGridShape {
+  int blocks = 1;     // layers side by side on a row of the grid
+  int columns = 1;    // head columns of a layer (fewer than the heads: its heads wrap)
+  int head_rows = 1;  // rows of one layer's heads
+  float thumb = 0;    // thumbnail side
+  int lines = 0;      // summary lines under each
+  float cell_h = 0, height = 0;
+};
+// The shape of the grid in a pane `width` × `height`: thumbnails as large as fit the height with
+// the rows spanning the width; when nothing fits, one layer a row (the pane scrolls).
+ModelGridShape model_grid_shape(float width, float height, int layers, int heads,
+                                const ModelGridMetrics& metrics);
 
 struct ModelView {
   ThumbnailAtlas atlas;
@@ -50,6 +74,12 @@ struct ModelView {
 
  private:
   void DrawToolbar(ViewContext& ctx);
+  // The enlarged thumbnail of (layer, head) with its token axes and every summary, beside the
+  // pointer and between `top` and `bottom` (the status bar's top): never over the status bar.
+  // Records the map, its axis labels and the popup's box in `json`.
+  void DrawHoverPopup(ViewContext& ctx, int layer, int head, float thumb, float top, float bottom,
+                      nlohmann::json& json);
+  ImVec2 popup_size_{0, 0};  // the popup's size last frame (it is placed before it is drawn)
 };
 
 }  // namespace attnscope
