@@ -238,6 +238,7 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
   for (const float* r : main_window.text_box_rect)
     boxes.push_back({{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}});
   doc["text_boxes"] = std::move(boxes);  // the sentence boxes, in framebuffer pixels
+  doc["status_bar"] = main_window.status.layout;  // its box, each item's text and box
   doc["glyph_face_index"] = std::move(faces);
   const Fonts::AtlasStats atlas = Fonts::atlas_stats();
   doc["font_atlas"] = {{"width", atlas.width},
