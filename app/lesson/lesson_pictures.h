@@ -35,6 +35,9 @@ struct LessonPictureContext {
 void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);
 void draw_real_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);
 
+// Step 7's two lesson-model heads (app/lesson/lesson_heads.cpp).
+void draw_lesson_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);
+
 // Draws step `step` (1..8) into [origin, origin + size].
 void draw_lesson_picture(LessonPictureContext& ctx, int step, ImVec2 origin, ImVec2 size);
 

@@ -17,19 +17,6 @@ using namespace lesson;
 
 namespace {
 
-// Wrapped text in `font` from `at` within `width`; returns the height used.
-float wrapped(ImFont* font, ImVec2 at, float width, ImU32 color, const std::string& s) {
-  ImGui::SetCursorScreenPos(at);
-  ImGui::PushFont(font);
-  ImGui::PushTextWrapPos(at.x + width);
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(color));
-  ImGui::TextWrapped("%s", s.c_str());
-  ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
-  ImGui::PopFont();
-  return ImGui::GetCursorScreenPos().y - at.y;
-}
-
 // One head's weights as a square of colored cells, 0 to the head's largest weight; recorded in
 // the layout with its values.
 void draw_heat(LessonPictureContext& ctx, const std::string& name, const Matrix& w, ImVec2 at,
@@ -88,7 +75,6 @@ bool panel_missing(LessonPictureContext& ctx, ImVec2 at, float width) {
 
 void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   const ThemeColors& colors = theme_colors();
-  ImFont* lf = ctx.fonts.lesson;
   if (panel_missing(ctx, at, size.x)) return;
   const LessonRealShown& real = *ctx.real;
   const AttentionTrace& t = *real.trace;
@@ -97,10 +83,10 @@ void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   const auto& sums = (*real.summaries)[layer];
   const int heads = static_cast<int>(sums.size());
   char title[160];
-  std::snprintf(title, sizeof title, "%s, layer %d of %d: %d heads", model_title(real.info).c_str(),
-                layer + 1, t.layers(), heads);
-  text(lf, at, colors.accent, title);
-  float y = at.y + sz(lf) * 1.3f;
+  // Layers and heads count from 0, as Hugging Face counts them.
+  std::snprintf(title, sizeof title, "%s, layer %d of 0\xE2\x80\x93%d: heads 0\xE2\x80\x93%d",
+                model_title(real.info).c_str(), layer, t.layers() - 1, heads - 1);
+  float y = at.y + fitted_line(ctx, at, size.x, colors.accent, title);
   y += wrapped(ctx.fonts.big, ImVec2(at.x, y), size.x, colors.text,
                "Real models have many heads, each learning its own pattern. This is the layer "
                "whose heads differ most.");
@@ -129,12 +115,8 @@ void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
                                                                         : head_behaviour_short(b);
     draw_heat(ctx, "real_head", *w, ImVec2(x, ty), side,
               {{"layer", layer}, {"head", h}, {"label", head_behaviour_words(b)}});
-    ImGui::SetCursorScreenPos(ImVec2(x, ty + side + 2));
-    ImGui::PushFont(cap);
-    ImGui::PushTextWrapPos(x + side + gap * 0.5f);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text), "%d: %s", h + 1, words.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopFont();
+    wrapped(cap, ImVec2(x, ty + side + 2), side + gap * 0.5f, colors.text,
+            std::to_string(h) + ": " + words);
     if (ctx.layout) labels.push_back(head_behaviour_words(b));
   }
   if (ctx.layout) {
@@ -157,8 +139,7 @@ void draw_real_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   std::string scheme = position_scheme_words(real.positions, name);
   if (scheme.empty()) scheme = name + " does not say how it encodes positions.";
   float y = at.y;
-  text(lf, ImVec2(at.x, y), colors.accent, "A real model: " + name);
-  y += sz(lf) * 1.3f;
+  y += fitted_line(ctx, ImVec2(at.x, y), size.x, colors.accent, "A real model: " + name);
   y += wrapped(ctx.fonts.big, ImVec2(at.x, y), size.x, colors.text, scheme);
   const HeadRef head = strongest_previous_token_head(*real.summaries);
   if (head.layer < 0) return;
@@ -169,10 +150,10 @@ void draw_real_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   if (score >= kHeadBehaviourMass)
     std::snprintf(which, sizeof which,
                   "layer %d, head %d: in both orders each word looks at the word before it",
-                  head.layer + 1, head.head + 1);
+                  head.layer, head.head);
   else
-    std::snprintf(which, sizeof which, "layer %d, head %d: its previous-word score is only %.2f",
-                  head.layer + 1, head.head + 1, score);
+    std::snprintf(which, sizeof which, "layer %d, head %d: its previous-word score is only %s",
+                  head.layer, head.head, number(score).c_str());
   y += sz(ctx.fonts.big) * 0.3f;
   y += wrapped(ctx.fonts.big, ImVec2(at.x, y), size.x, colors.text_dim, which);
   const AttentionTrace* traces[] = {&t, real.reversed};

@@ -2,7 +2,8 @@
 // The guided lesson, drawn full window in large type: a header (step, title, the live sentence),
 // the step's picture (app/lesson/lesson_pictures.cpp), and what the teacher says with the
 // navigation below. PageDown/→ and PageUp/← step, as presenters' clickers send; Space reveals the
-// numbers in "predict first" mode; U (step 4) drops ÷√d_k; P (step 8) adds positions; Esc leaves.
+// numbers in "predict first" mode (never hides them); U (step 4) drops ÷√d_k; P (step 8) adds
+// positions; Esc leaves.
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@ namespace attnscope {
 // One key press the frame loop hands to the lesson.
 enum class LessonKey { kNext, kPrevious, kFirst, kLast, kReveal, kUnscaled, kPositions, kLeave };
 void lesson_handle_key(App& app, LessonKey key);
+// The "predict first" checkbox: ticking it hides the numbers from the next step on.
+void lesson_set_predict(App& app, bool on);
 
 struct LessonView {
   bool text_box_active = false;
