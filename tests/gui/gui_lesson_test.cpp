@@ -14,78 +14,22 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/model/lesson/lesson_model.h"
 #include "core/model/registry.h"
-#include "gui_test_util.h"
+#include "gui_lesson_util.h"
 
 namespace attnscope {
 namespace {
 
+using test::AppRun;
+using test::check_grid;
 using test::colormap_rgb;
-using test::read_json;
+using test::core_trace;
+using test::find_record;
+using test::find_records;
 using test::read_png;
-using test::run_app;
+using test::run_lesson;
 using test::shell_quote;
 
-const std::string kSentence = "she sat on the bank of the river and watched the water";
-
-struct AppRun {
-  int rc = -1;
-  nlohmann::json layout;
-  test::Image image;
-  std::string dir;
-};
-
-AppRun run_lesson(const std::string& args) {
-  AppRun r;
-  r.dir = test::temp_dir();
-  const std::string png = r.dir + "/shot.png", json = r.dir + "/layout.json";
-  r.rc = run_app("--window 1280x720 --screenshot " + shell_quote(png) + " --layout " +
-                 shell_quote(json) + " " + args);
-  if (r.rc == 0) {
-    r.layout = read_json(json);
-    r.image = read_png(png);
-  }
-  return r;
-}
-
-const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& view,
-                                const std::string& name = "") {
-  for (const auto& v : layout["views"])
-    if (v["view"] == view && (name.empty() || v.value("name", "") == name)) return &v;
-  return nullptr;
-}
-
-AttentionTrace core_trace(const std::string& text, LessonOptions o = {}) {
-  auto cpu = make_cpu_backend();
-  return make_lesson_model(o)->run(text, *cpu);
-}
-
-// The grid's values are `want` (masked entries null), and each cell's top-left pixels (away from
-// the number in its middle) have the colormap color of its value.
-void check_grid(const nlohmann::json& grid, const Matrix& want, const Matrix* masked,
-                const test::Image& img, const std::string& colormap = "viridis") {
-  const int n = grid["rows"];
-  ASSERT_EQ(n, want.rows());
-  const double vmin = grid["vmin"], vmax = grid["vmax"];
-  const double x0 = grid["x"], y0 = grid["y"], cw = grid["cell_w"], ch = grid["cell_h"];
-  int checked = 0;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      const auto& v = grid["values"][i][j];
-      if (masked && std::isinf((*masked)(i, j))) {
-        EXPECT_TRUE(v.is_null()) << i << "," << j;
-        continue;
-      }
-      ASSERT_TRUE(v.is_number()) << i << "," << j;
-      EXPECT_NEAR(v.get<double>(), want(i, j), 1e-4 + 1e-4 * std::fabs(want(i, j)));
-      auto rgb = colormap_rgb(colormap, (want(i, j) - vmin) / (vmax - vmin));
-      const int px = static_cast<int>(x0 + j * cw + 3), py = static_cast<int>(y0 + i * ch + 3);
-      auto got = img.at(px, py);
-      for (int c = 0; c < 3; ++c)
-        EXPECT_NEAR(got[c], rgb[c], 6) << "cell " << i << "," << j << " channel " << c;
-      ++checked;
-    }
-  EXPECT_GT(checked, n);
-}
+const std::string& kSentence = test::kLessonSentence;
 
 // Large type: readable from the back of a classroom at 1280×720.
 void check_lesson_frame(const AppRun& r, int step) {
@@ -93,7 +37,7 @@ void check_lesson_frame(const AppRun& r, int step) {
   EXPECT_EQ(r.image.width, 1280);
   EXPECT_EQ(r.image.height, 720);
   EXPECT_EQ(r.layout["theme"], "light");
-  const nlohmann::json* lesson = find_view(r.layout, "lesson");
+  const nlohmann::json* lesson = find_record(r.layout, "lesson");
   ASSERT_NE(lesson, nullptr);
   EXPECT_EQ((*lesson)["step"], step);
   EXPECT_FALSE((*lesson)["title"].get<std::string>().empty());
@@ -112,21 +56,21 @@ void check_lesson_frame(const AppRun& r, int step) {
 TEST(Lesson, Step1WordsAndTheirVectors) {
   AppRun r = run_lesson("--lesson 1");
   check_lesson_frame(r, 1);
-  ASSERT_NE(find_view(r.layout, "lesson_picture", "vectors"), nullptr);
-  EXPECT_EQ((*find_view(r.layout, "lesson_picture", "vectors"))["rows"], 12);
+  ASSERT_NE(find_record(r.layout, "lesson_picture", "vectors"), nullptr);
+  EXPECT_EQ((*find_record(r.layout, "lesson_picture", "vectors"))["rows"], 12);
 }
 
 TEST(Lesson, Step2QueryKeyValue) {
   AppRun r = run_lesson("--lesson 2");
   check_lesson_frame(r, 2);
   for (const char* name : {"Q: what I look for", "K: what I offer", "V: what I pass on"})
-    EXPECT_NE(find_view(r.layout, "lesson_picture", name), nullptr) << name;
+    EXPECT_NE(find_record(r.layout, "lesson_picture", name), nullptr) << name;
 }
 
 TEST(Lesson, Step3ScoresAreTheCoresWithTheirColors) {
   AppRun r = run_lesson("--lesson 3");
   check_lesson_frame(r, 3);
-  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "scores");
+  const nlohmann::json* grid = find_record(r.layout, "lesson_picture", "scores");
   ASSERT_NE(grid, nullptr);
   AttentionTrace t = core_trace(kSentence);
   EXPECT_TRUE((*grid)["numbers"]);
@@ -138,21 +82,21 @@ TEST(Lesson, Step4WithoutTheScalingSoftmaxSaturates) {
   AttentionTrace t = core_trace(kSentence);
   AppRun scaled = run_lesson("--lesson 4");
   check_lesson_frame(scaled, 4);
-  const nlohmann::json* grid = find_view(scaled.layout, "lesson_picture", "logits_scaled");
+  const nlohmann::json* grid = find_record(scaled.layout, "lesson_picture", "logits_scaled");
   ASSERT_NE(grid, nullptr);
   check_grid(*grid, t.steps[0].scaled, &t.steps[0].scaled, scaled.image);
-  const int focus = (*find_view(scaled.layout, "lesson"))["focus"];
+  const int focus = (*find_record(scaled.layout, "lesson"))["focus"];
   ASSERT_EQ(focus, 4);  // "bank"
-  const auto& with = (*find_view(scaled.layout, "lesson_picture", "softmax_scaled"))["values"];
+  const auto& with = (*find_record(scaled.layout, "lesson_picture", "softmax_scaled"))["values"];
   for (int j = 0; j < 12; ++j)
     EXPECT_NEAR(with[j].get<double>(), t.attention[0][0](focus, j), 1e-4);
 
   AppRun unscaled = run_lesson("--lesson 4 --keys u");
   check_lesson_frame(unscaled, 4);
-  const nlohmann::json* bars = find_view(unscaled.layout, "lesson_picture", "softmax_unscaled");
+  const nlohmann::json* bars = find_record(unscaled.layout, "lesson_picture", "softmax_unscaled");
   ASSERT_NE(bars, nullptr);
   // The unscaled scores ("56.6") are wider than the scaled ones and still readable from the back.
-  const nlohmann::json* raw = find_view(unscaled.layout, "lesson_picture", "logits_unscaled");
+  const nlohmann::json* raw = find_record(unscaled.layout, "lesson_picture", "logits_unscaled");
   ASSERT_NE(raw, nullptr);
   EXPECT_TRUE((*raw)["numbers"]);
   EXPECT_GE((*raw)["number_px"].get<double>(), 17.0);
@@ -172,7 +116,7 @@ TEST(Lesson, Step4WithoutTheScalingSoftmaxSaturates) {
 TEST(Lesson, Step5WeightsRowsAddUpToOne) {
   AppRun r = run_lesson("--lesson 5");
   check_lesson_frame(r, 5);
-  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "weights");
+  const nlohmann::json* grid = find_record(r.layout, "lesson_picture", "weights");
   ASSERT_NE(grid, nullptr);
   AttentionTrace t = core_trace(kSentence);
   check_grid(*grid, t.attention[0][0], &t.steps[0].scaled, r.image);
@@ -186,7 +130,7 @@ TEST(Lesson, Step5WeightsRowsAddUpToOne) {
 TEST(Lesson, Step6TheNewVectorMovesTowardTheSense) {
   AppRun r = run_lesson("--lesson 6");
   check_lesson_frame(r, 6);
-  const nlohmann::json* nb = find_view(r.layout, "lesson_picture", "neighbours");
+  const nlohmann::json* nb = find_record(r.layout, "lesson_picture", "neighbours");
   ASSERT_NE(nb, nullptr);
   AttentionTrace t = core_trace(kSentence);
   MeaningShift shift = lesson_meaning_shift(t, 4, 8);
@@ -202,8 +146,8 @@ TEST(Lesson, Step6TheNewVectorMovesTowardTheSense) {
 TEST(Lesson, Step7TwoHeadsDoDifferentThings) {
   AppRun r = run_lesson("--lesson 7");
   check_lesson_frame(r, 7);
-  const nlohmann::json* meaning = find_view(r.layout, "lesson_picture", "head1_says");
-  const nlohmann::json* position = find_view(r.layout, "lesson_picture", "head2_says");
+  const nlohmann::json* meaning = find_record(r.layout, "lesson_picture", "head0_says");
+  const nlohmann::json* position = find_record(r.layout, "lesson_picture", "head1_says");
   ASSERT_NE(meaning, nullptr);
   ASSERT_NE(position, nullptr);
   EXPECT_EQ((*meaning)["role"], "meaning");
@@ -220,10 +164,10 @@ TEST(Lesson, Step7TwoHeadsDoDifferentThings) {
   LessonOptions two;
   two.heads = 2;
   AttentionTrace t = core_trace(kSentence, two);
-  check_grid(*find_view(r.layout, "lesson_picture", "head1"), t.attention[0][0], &t.steps[0].scaled,
-             r.image);
-  const nlohmann::json* head2 = find_view(r.layout, "lesson_picture", "head2");
-  check_grid(*head2, t.attention[0][1], &t.steps[1].scaled, r.image);
+  check_grid(*find_record(r.layout, "lesson_picture", "head0"), t.attention[0][0],
+             &t.steps[0].scaled, r.image);
+  check_grid(*find_record(r.layout, "lesson_picture", "head1"), t.attention[0][1],
+             &t.steps[1].scaled, r.image);
   // The position head's strongest cell in every row is a neighbour.
   for (int i = 0; i < 12; ++i) {
     int best = 0;
@@ -241,7 +185,7 @@ TEST(Lesson, Step8WordOrderNeedsPositions) {
   };
   AppRun off = run_lesson("--lesson 8");
   check_lesson_frame(off, 8);
-  const nlohmann::json* orders = find_view(off.layout, "lesson_picture", "orders");
+  const nlohmann::json* orders = find_record(off.layout, "lesson_picture", "orders");
   ASSERT_NE(orders, nullptr);
   EXPECT_FALSE((*orders)["positions"]);
   EXPECT_EQ(off.layout["traces"][1]["text"],
@@ -252,9 +196,9 @@ TEST(Lesson, Step8WordOrderNeedsPositions) {
 
   AppRun on = run_lesson("--lesson 8 --keys p");
   check_lesson_frame(on, 8);
-  orders = find_view(on.layout, "lesson_picture", "orders");
+  orders = find_record(on.layout, "lesson_picture", "orders");
   EXPECT_TRUE((*orders)["positions"]);
-  EXPECT_TRUE((*find_view(on.layout, "lesson"))["positional"]);
+  EXPECT_TRUE((*find_record(on.layout, "lesson"))["positional"]);
   a = weights_of((*orders)["rows"][0]), b = weights_of((*orders)["rows"][1]);
   double differ = 0;
   for (const auto& [word, w] : a) differ = std::max(differ, std::fabs(w - b[word]));
@@ -264,7 +208,7 @@ TEST(Lesson, Step8WordOrderNeedsPositions) {
 int step_after(const std::string& args) {
   AppRun r = run_lesson(args);
   if (r.rc != 0) return -100;
-  const nlohmann::json* lesson = find_view(r.layout, "lesson");
+  const nlohmann::json* lesson = find_record(r.layout, "lesson");
   return lesson ? (*lesson)["step"].get<int>() : 0;  // 0: the lesson was left
 }
 
@@ -284,16 +228,16 @@ TEST(Lesson, PredictFirstHidesTheNumbersUntilRevealed) {
       "view": {"mode": "lesson", "lesson_step": 5, "lesson_predict": true}})";
   AppRun hidden = run_lesson("--session " + shell_quote(session));
   ASSERT_EQ(hidden.rc, 0);
-  const nlohmann::json* lesson = find_view(hidden.layout, "lesson");
+  const nlohmann::json* lesson = find_record(hidden.layout, "lesson");
   ASSERT_NE(lesson, nullptr);
   EXPECT_EQ((*lesson)["step"], 5);
   EXPECT_TRUE((*lesson)["predict"]);
   EXPECT_FALSE((*lesson)["revealed"]);
-  EXPECT_EQ(find_view(hidden.layout, "lesson_picture", "weights"), nullptr);
+  EXPECT_EQ(find_record(hidden.layout, "lesson_picture", "weights"), nullptr);
   // The clicker's "next" reveals first, then moves on.
   AppRun shown = run_lesson("--session " + shell_quote(session) + " --keys pagedown");
-  EXPECT_TRUE((*find_view(shown.layout, "lesson"))["revealed"]);
-  EXPECT_NE(find_view(shown.layout, "lesson_picture", "weights"), nullptr);
+  EXPECT_TRUE((*find_record(shown.layout, "lesson"))["revealed"]);
+  EXPECT_NE(find_record(shown.layout, "lesson_picture", "weights"), nullptr);
   EXPECT_EQ(step_after("--session " + shell_quote(session) + " --keys pagedown,pagedown"), 6);
 }
 
@@ -301,7 +245,7 @@ TEST(Lesson, TheTeacherRetypesTheSentence) {
   AppRun r = run_lesson("--lesson 5 --type-keys " + shell_quote("dogs chase cats"));
   ASSERT_EQ(r.rc, 0);
   EXPECT_EQ(r.layout["traces"][0]["text"], "dogs chase cats");
-  const nlohmann::json* grid = find_view(r.layout, "lesson_picture", "weights");
+  const nlohmann::json* grid = find_record(r.layout, "lesson_picture", "weights");
   ASSERT_NE(grid, nullptr);
   EXPECT_EQ((*grid)["rows"], 3);
   AttentionTrace t = core_trace("dogs chase cats");
@@ -311,14 +255,6 @@ TEST(Lesson, TheTeacherRetypesTheSentence) {
 // Steps 7 and 8 with a real model loaded before the lesson (here the built-in tiny trained
 // transformer, a 4-layer Llama-shaped decoder): step 7 shows one layer's heads of that model on
 // the live sentence, each thumbnail with that head's weights and the label its summary gives.
-std::vector<const nlohmann::json*> find_views(const nlohmann::json& layout, const std::string& view,
-                                              const std::string& name) {
-  std::vector<const nlohmann::json*> out;
-  for (const auto& v : layout["views"])
-    if (v["view"] == view && v.value("name", "") == name) out.push_back(&v);
-  return out;
-}
-
 // A heatmap drawn by the lesson's real-model panels: its values are `want` and the middle of each
 // cell has the colormap color of its weight over [0, the head's largest weight].
 void check_heat(const nlohmann::json& heat, const Matrix& want, const test::Image& img) {
@@ -349,20 +285,20 @@ AttentionTrace real_trace(const std::string& spec, const std::string& text) {
 TEST(Lesson, Step7ShowsTheRealModelsHeadsWithWhatEachDoes) {
   AppRun r = run_lesson("--model tiny --lesson 7");
   check_lesson_frame(r, 7);
-  const nlohmann::json* strip = find_view(r.layout, "lesson_picture", "real_heads");
+  const nlohmann::json* strip = find_record(r.layout, "lesson_picture", "real_heads");
   ASSERT_NE(strip, nullptr) << "no real-model strip at step 7";
   const ModelInfo info = open_model("tiny")->info();
-  EXPECT_EQ((*find_view(r.layout, "lesson"))["real_model"], info.name);
+  EXPECT_EQ((*find_record(r.layout, "lesson"))["real_model"], info.name);
   // The lesson's own two heads are still there.
-  EXPECT_NE(find_view(r.layout, "lesson_picture", "head1"), nullptr);
-  EXPECT_NE(find_view(r.layout, "lesson_picture", "head2"), nullptr);
+  EXPECT_NE(find_record(r.layout, "lesson_picture", "head0"), nullptr);
+  EXPECT_NE(find_record(r.layout, "lesson_picture", "head1"), nullptr);
   const AttentionTrace t = real_trace("tiny", kSentence);
   const auto summaries = summarize_trace(t);
   const int n = static_cast<int>(t.tokens.size());
   const int layer = (*strip)["layer"];
   EXPECT_EQ(layer, most_varied_layer(summaries, n));
   EXPECT_EQ((*strip)["heads"], info.heads);
-  const auto thumbs = find_views(r.layout, "lesson_picture", "real_head");
+  const auto thumbs = find_records(r.layout, "lesson_picture", "real_head");
   ASSERT_EQ(static_cast<int>(thumbs.size()), info.heads);
   for (int h = 0; h < info.heads; ++h) {
     SCOPED_TRACE("head " + std::to_string(h));
@@ -375,7 +311,7 @@ TEST(Lesson, Step7ShowsTheRealModelsHeadsWithWhatEachDoes) {
   AppRun typed =
       run_lesson("--model tiny --lesson 7 --type-keys " + shell_quote("dogs chase cats"));
   ASSERT_EQ(typed.rc, 0);
-  const auto typed_thumbs = find_views(typed.layout, "lesson_picture", "real_head");
+  const auto typed_thumbs = find_records(typed.layout, "lesson_picture", "real_head");
   ASSERT_FALSE(typed_thumbs.empty());
   const AttentionTrace d = real_trace("tiny", "dogs chase cats");
   const int typed_layer = (*typed_thumbs[0])["layer"];
@@ -389,7 +325,7 @@ TEST(Lesson, Step8NamesTheRealModelsPositionsAndShowsBothOrders) {
     SCOPED_TRACE(spec);
     AppRun r = run_lesson("--model " + shell_quote(spec) + " --lesson 8");
     ASSERT_EQ(r.rc, 0);
-    const nlohmann::json* panel = find_view(r.layout, "lesson_picture", "real_positions");
+    const nlohmann::json* panel = find_record(r.layout, "lesson_picture", "real_positions");
     ASSERT_NE(panel, nullptr);
     const std::string scheme = (*panel)["scheme"];
     if (spec == gpt2) {
@@ -402,8 +338,8 @@ TEST(Lesson, Step8NamesTheRealModelsPositionsAndShowsBothOrders) {
     const HeadRef head = strongest_previous_token_head(summarize_trace(t));
     EXPECT_EQ((*panel)["layer"], head.layer);
     EXPECT_EQ((*panel)["head"], head.head);
-    const nlohmann::json* order = find_view(r.layout, "lesson_picture", "real_order");
-    const nlohmann::json* reversed = find_view(r.layout, "lesson_picture", "real_reversed");
+    const nlohmann::json* order = find_record(r.layout, "lesson_picture", "real_order");
+    const nlohmann::json* reversed = find_record(r.layout, "lesson_picture", "real_reversed");
     ASSERT_NE(order, nullptr);
     ASSERT_NE(reversed, nullptr);
     check_heat(*order, *t.head_weights(head.layer, head.head), r.image);
@@ -416,7 +352,7 @@ TEST(Lesson, Step8NamesTheRealModelsPositionsAndShowsBothOrders) {
 TEST(Lesson, LeavingTheLessonRestoresTheRealModel) {
   AppRun r = run_lesson("--model tiny --lesson 7 --keys escape");
   ASSERT_EQ(r.rc, 0);
-  EXPECT_EQ(find_view(r.layout, "lesson"), nullptr);
+  EXPECT_EQ(find_record(r.layout, "lesson"), nullptr);
   EXPECT_EQ(r.layout["model"], open_model("tiny")->info().name);
   EXPECT_EQ(r.layout["traces"][0]["text"], kSentence);
 }
