@@ -161,6 +161,7 @@ void App::apply_preset(const PresetPair& preset) {
   state.slots[1].text = preset.text2;
   state.slots[0].label = preset.sense1;
   state.slots[1].label = preset.sense2;
+  state.show_second = true;  // a pair is shown side by side
   for (SlotState& s : state.slots) {
     s.preferred_word = preset.word;
     s.locked_token = -1;

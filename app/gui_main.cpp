@@ -34,6 +34,7 @@
 #include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
 #include "app/ui/imgui_text.h"
+#include "app/ui/key_bindings.h"
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
 #include "app/ui/theme.h"
@@ -56,26 +57,34 @@ std::vector<KeyPress> g_key_presses;
 void on_key(GLFWwindow*, int key, int, int action, int mods) {
   if (action == GLFW_PRESS || action == GLFW_REPEAT) g_key_presses.push_back({key, mods});
 }
-bool pressed(int key, bool ctrl = false) {
-  for (const KeyPress& k : g_key_presses)
-    if (k.key == key && ((k.mods & GLFW_MOD_CONTROL) != 0) == ctrl) return true;
-  return false;
-}
-// A press of `key` with exactly `mods` among Shift, Ctrl and Alt (the arrows mean one thing plain
-// and another with Shift).
-bool pressed_with(int key, int mods) {
-  constexpr int kMask = GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT;
-  for (const KeyPress& k : g_key_presses)
-    if (k.key == key && (k.mods & kMask) == mods) return true;
-  return false;
-}
-
 // Typed characters: ImGui 1.86's 16-bit ImWchar turns a code point above U+FFFF into U+FFFD, so
 // ours keeps those from ImGui's callback and queues their proxy for the active text box
 // (app/ui/imgui_text.h); the others go on to ImGui.
 GLFWcharfun g_imgui_char = nullptr;
 void on_char(GLFWwindow* window, unsigned int code_point) {
   if (!queue_typed_character(code_point) && g_imgui_char) g_imgui_char(window, code_point);
+}
+
+// The clipboard, through ImGui 1.86's 16-bit characters. Copy: the proxies ImGui holds become
+// the code points they stand for. Paste: a text with a code point that needs a proxy (an emoji)
+// goes the typed characters' way, in order (InputText's paste drops the Private Use Area), and
+// ImGui's own paste gets nothing; other texts paste as ImGui does.
+const char* get_clipboard(void* window) {
+  static std::string text;
+  // A paste in the frame right after another is ImGui's key repeat after a slow frame (the first
+  // paste of an emoji rebuilds the font atlas), not the user: a held Ctrl+V repeats only after
+  // io.KeyRepeatDelay, many frames later.
+  static int last_paste_frame = -10;
+  const int frame = ImGui::GetFrameCount();
+  const bool repeat = frame == last_paste_frame + 1;
+  last_paste_frame = frame;
+  if (repeat) return "";
+  const char* raw = glfwGetClipboardString(static_cast<GLFWwindow*>(window));
+  text = raw ? raw : "";
+  return queue_pasted_text(text) ? "" : text.c_str();
+}
+void set_clipboard(void* window, const char* text) {
+  glfwSetClipboardString(static_cast<GLFWwindow*>(window), from_imgui(text ? text : "").c_str());
 }
 
 // The strings the frame shows, for the font atlas's glyphs (Fonts::want). A trace's tokens are
@@ -193,10 +202,84 @@ struct GlfwSession {
   }
 };
 
+// What the command line, the settings and a session give the app at start (options given on
+// the command line win over a session). Returns 1 when a headless run's session failed to open.
+int apply_start_options(const GuiOptions& options, const Settings& settings,
+                        const std::string& settings_problem, bool headless, App& app,
+                        UiPrefs& prefs, MainWindow& main_window) {
+  int exit_code = 0;
+  app.state.colormap = colormap_index(settings.colormap);
+  app.state.fixed_range = settings.fixed_range;
+  if (options.text) app.state.slots[0].text = *options.text, app.state.slots[0].label.clear();
+  if (options.text2) app.state.slots[1].text = *options.text2, app.state.slots[1].label.clear();
+  if (options.text || options.text2)
+    for (SlotState& s : app.state.slots) s.preferred_word.clear();
+  // One text asked for shows one sentence (its heatmap takes the whole window); an empty --text2
+  // hides the second too. The built-in example is a pair.
+  if (options.text2)
+    app.state.show_second = !options.text2->empty();
+  else if (options.text)
+    app.state.show_second = false;
+  app.choose_backend(options.backend);
+  if (options.model_instance)
+    app.use_model(options.model_instance, options.model);
+  else
+    app.open_model(options.model);
+  if (!settings_problem.empty())
+    app.state.message = settings_problem, app.state.message_is_error = true;
+
+  prefs.left_panel = settings.left_panel;
+  main_window.sessions.recent = settings.recent_sessions;
+  // A session replaces the defaults; options given on the command line win over it.
+  if (!options.session.empty()) {
+    main_window.sessions.Open(app, prefs, options.session);
+    if (app.state.session_path.empty()) {
+      std::fprintf(stderr, "attnscope: %s\n", app.state.message.c_str());
+      if (headless) exit_code = 1;
+    } else {
+      if (options.text) app.set_text(0, *options.text);
+      if (options.text2) app.set_text(1, *options.text2);
+      if (!options.theme.empty()) prefs.light_theme = options.theme == "light";
+    }
+  }
+  if (options.font_scale > 0) prefs.font_scale = options.font_scale;
+  if (options.focus) prefs.focus_slot = options.focus_slot, prefs.focus_view = *options.focus;
+  if (options.hide_panel) prefs.left_panel = false;
+  if (!options.tabs.empty()) prefs.tabs = options.tabs, prefs.select_tabs = true;
+  if (options.lesson_step > 0) {
+    // The model asked for is still loading: it is what the explorer shows, so the lesson keeps
+    // it (restored when the lesson ends, shown beside the lesson model at steps 7 and 8).
+    if (!options.model_instance && !options.model.empty()) app.state.model_spec = options.model;
+    enter_lesson(app, options.lesson_step);
+    if (options.theme.empty()) prefs.light_theme = true;  // the projector theme
+  }
+  return exit_code;
+}
+
+// F11: the window fills the primary monitor, and back to where and how large it was.
+struct Fullscreen {
+  bool saved = false;  // the windowed position and size below were taken
+  int x = 0, y = 0, w = 0, h = 0;
+  void toggle(GLFWwindow* window, UiPrefs& prefs) {
+    if (!prefs.fullscreen) {
+      glfwGetWindowPos(window, &x, &y);
+      glfwGetWindowSize(window, &w, &h);
+      saved = true;
+      if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+        const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+        glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+        prefs.fullscreen = true;
+      }
+    } else {
+      glfwSetWindowMonitor(window, nullptr, x, y, w, h, 0);
+      prefs.fullscreen = false;
+    }
+  }
+};
+
 }  // namespace
 
 int run_gui(const GuiOptions& options) {
-  int exit_code_from_session = 0;
   const bool headless = !options.screenshot.empty() || !options.type_keys.empty();
   GuiScript script(options);  // the hidden testing options (parsed first: a bad --keys is usage)
   std::string settings_problem;
@@ -241,6 +324,9 @@ int run_gui(const GuiOptions& options) {
   glfwSetDropCallback(window, on_drop);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   g_imgui_char = glfwSetCharCallback(window, on_char);  // after ImGui's: ours sees them first
+  io.GetClipboardTextFn = get_clipboard;                // after ImGui's GLFW backend set its own
+  io.SetClipboardTextFn = set_clipboard;
+  io.ClipboardUserData = window;
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
   ColormapRenderer renderer;
@@ -251,43 +337,9 @@ int run_gui(const GuiOptions& options) {
   prefs.font_scale = settings.font_scale;
   prefs.screenshot_scale = settings.screenshot_scale;
   App app;
-  app.state.colormap = colormap_index(settings.colormap);
-  app.state.fixed_range = settings.fixed_range;
-  if (options.text) app.state.slots[0].text = *options.text, app.state.slots[0].label.clear();
-  if (options.text2) app.state.slots[1].text = *options.text2, app.state.slots[1].label.clear();
-  if (options.text || options.text2)
-    for (SlotState& s : app.state.slots) s.preferred_word.clear();
-  app.choose_backend(options.backend);
-  if (options.model_instance)
-    app.use_model(options.model_instance, options.model);
-  else
-    app.open_model(options.model);
-  if (!settings_problem.empty())
-    app.state.message = settings_problem, app.state.message_is_error = true;
-
   MainWindow main_window;
-  main_window.sessions.recent = settings.recent_sessions;
-  if (HeatmapScript script; parse_heatmap_script(options.heatmap_view, script))
-    main_window.heatmaps[0].script = std::make_unique<HeatmapScript>(script);
-  // A session replaces the defaults; options given on the command line win over it.
-  if (!options.session.empty()) {
-    main_window.sessions.Open(app, prefs, options.session);
-    if (app.state.session_path.empty()) {
-      std::fprintf(stderr, "attnscope: %s\n", app.state.message.c_str());
-      if (headless) exit_code_from_session = 1;
-    } else {
-      if (options.text) app.set_text(0, *options.text);
-      if (options.text2) app.set_text(1, *options.text2);
-      if (!options.theme.empty()) prefs.light_theme = options.theme == "light";
-    }
-  }
-  if (options.lesson_step > 0) {
-    // The model asked for is still loading: it is what the explorer shows, so the lesson keeps
-    // it (restored when the lesson ends, shown beside the lesson model at steps 7 and 8).
-    if (!options.model_instance && !options.model.empty()) app.state.model_spec = options.model;
-    enter_lesson(app, options.lesson_step);
-    if (options.theme.empty()) prefs.light_theme = true;  // the projector theme
-  }
+  const int exit_code_from_session =
+      apply_start_options(options, settings, settings_problem, headless, app, prefs, main_window);
   // Raster scale of the current font atlas; 0 forces a (re)build.
   float atlas_raster = 0.0f, atlas_font_scale = 0.0f;
   Fonts fonts;
@@ -315,8 +367,8 @@ int run_gui(const GuiOptions& options) {
   float frame_ms = 0.0f;
   int frame = 0, frames_ready = 0;
   const auto started = Clock::now();
-  bool windowed_saved = false;
-  int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
+  Fullscreen fullscreen;
+  fullscreen.w = width, fullscreen.h = height;
   int exit_code = exit_code_from_session;
 
   while (!glfwWindowShouldClose(window)) {
@@ -362,72 +414,23 @@ int run_gui(const GuiOptions& options) {
     ImGui::NewFrame();
     app.update();
     script.inject(app, frame, main_window.busy(), g_key_presses, g_dropped);
+    script.steer_views(app, main_window);
 
     // Dropped files and folders: sessions, model folders.
     for (const std::string& path : g_dropped)
       open_dropped_path(app, prefs, main_window.sessions, path);
     g_dropped.clear();
-    LessonMode& lesson_mode = app.state.lesson_mode;
-    if (pressed(GLFW_KEY_F5)) {
-      if (lesson_mode.active) {
-        leave_lesson(app);
-      } else {
-        enter_lesson(app, lesson_mode.step);
-        prefs.light_theme = true;
-      }
-    } else if (lesson_mode.active) {
-      // The lesson's keys: PageDown/PageUp always (presenters' clickers), the others while no
-      // text box has the keyboard.
-      const bool typing_text = io.WantTextInput;
-      if (pressed(GLFW_KEY_PAGE_DOWN) || (!typing_text && pressed(GLFW_KEY_RIGHT)))
-        lesson_handle_key(app, LessonKey::kNext);
-      if (pressed(GLFW_KEY_PAGE_UP) || (!typing_text && pressed(GLFW_KEY_LEFT)))
-        lesson_handle_key(app, LessonKey::kPrevious);
-      if (!typing_text) {
-        if (pressed(GLFW_KEY_HOME)) lesson_handle_key(app, LessonKey::kFirst);
-        if (pressed(GLFW_KEY_END)) lesson_handle_key(app, LessonKey::kLast);
-        if (pressed(GLFW_KEY_SPACE)) lesson_handle_key(app, LessonKey::kReveal);
-        if (pressed(GLFW_KEY_U)) lesson_handle_key(app, LessonKey::kUnscaled);
-        if (pressed(GLFW_KEY_P)) lesson_handle_key(app, LessonKey::kPositions);
-        if (pressed(GLFW_KEY_ESCAPE)) lesson_handle_key(app, LessonKey::kLeave);
-      }
-    }
-    // Keyboard shortcuts (arrows only while no text box has the keyboard).
-    // ←/→ step the generation timeline instead while the pointer is over it, and with Shift always
-    // (the sentence in focus, else the one that generated).
-    if (!io.WantTextInput && app.state.model && !lesson_mode.active) {
-      const ModelInfo& info = app.state.model_info;
-      const int over_timeline = main_window.timeline_hovered_slot();
-      const bool plain_right = pressed_with(GLFW_KEY_RIGHT, 0),
-                 plain_left = pressed_with(GLFW_KEY_LEFT, 0);
-      if (over_timeline >= 0) {
-        if (plain_right) app.step_timeline(over_timeline, +1);
-        if (plain_left) app.step_timeline(over_timeline, -1);
-      } else {
-        if (plain_right) app.state.layer = std::min(app.state.layer + 1, info.layers - 1);
-        if (plain_left) app.state.layer = std::max(app.state.layer - 1, 0);
-      }
-      if (pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ||
-          pressed_with(GLFW_KEY_LEFT, GLFW_MOD_SHIFT)) {
-        const int delta = pressed_with(GLFW_KEY_RIGHT, GLFW_MOD_SHIFT) ? +1 : -1;
-        int slot = app.state.show_second ? app.state.focus.active_slot : 0;
-        const auto& r = app.state.slots[slot].result;
-        if (!(r && r->generation)) slot = 1 - slot;
-        app.step_timeline(slot, delta);
-      }
-      if (pressed(GLFW_KEY_DOWN)) app.state.head = std::min(app.state.head + 1, info.heads - 1);
-      if (pressed(GLFW_KEY_UP)) app.state.head = std::max(app.state.head - 1, 0);
-    }
-    if (pressed(GLFW_KEY_EQUAL, true) || pressed(GLFW_KEY_KP_ADD, true))
-      prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
-    if (pressed(GLFW_KEY_MINUS, true) || pressed(GLFW_KEY_KP_SUBTRACT, true))
-      prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
+    // Keys: one table (app/ui/key_bindings.h), acted on like the menu items.
+    main_window.wants_screenshot = main_window.wants_quit = false;
+    main_window.wants_fullscreen_toggle = false;
+    for (const Action action :
+         triggered_actions(g_key_presses, io.WantTextInput, app.state.lesson_mode.active))
+      main_window.Perform(action, app, prefs);
     const bool want_layout = !options.layout_file.empty();
     if (want_layout) layout = nlohmann::json::array();
     main_window.Draw(app, fonts, renderer, prefs, frame_ms, want_layout ? &layout : nullptr,
                      static_cast<float>(scale));
-    if (pressed(GLFW_KEY_Q, true)) main_window.wants_quit = true;
-    if (pressed(GLFW_KEY_S, true) || main_window.wants_screenshot) {
+    if (main_window.wants_screenshot) {
       if (!headless && !pending_capture_scale) {
         pending_capture_scale = prefs.screenshot_scale;  // rendered next frame, fonts at that scale
         int ww = 0, wh = 0;
@@ -446,21 +449,7 @@ int run_gui(const GuiOptions& options) {
         pending_capture_path = (folder / timestamped_name(pending_capture_scale)).string();
       }
     }
-    if (pressed(GLFW_KEY_F11) || main_window.wants_fullscreen_toggle) {
-      if (!prefs.fullscreen) {
-        glfwGetWindowPos(window, &saved_x, &saved_y);
-        glfwGetWindowSize(window, &saved_w, &saved_h);
-        windowed_saved = true;
-        if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
-          const GLFWvidmode* mode = glfwGetVideoMode(monitor);
-          glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
-          prefs.fullscreen = true;
-        }
-      } else {
-        glfwSetWindowMonitor(window, nullptr, saved_x, saved_y, saved_w, saved_h, 0);
-        prefs.fullscreen = false;
-      }
-    }
+    if (main_window.wants_fullscreen_toggle) fullscreen.toggle(window, prefs);
     if (main_window.wants_quit) glfwSetWindowShouldClose(window, GLFW_TRUE);
     g_key_presses.clear();
     ImGui::Render();
@@ -556,13 +545,15 @@ int run_gui(const GuiOptions& options) {
                       options);
   }
   if (!headless) {
-    if (!prefs.fullscreen || !windowed_saved) glfwGetWindowSize(window, &saved_w, &saved_h);
+    if (!prefs.fullscreen || !fullscreen.saved)
+      glfwGetWindowSize(window, &fullscreen.w, &fullscreen.h);
     settings.light_theme = prefs.light_theme;
     settings.font_scale = prefs.font_scale;
+    settings.left_panel = prefs.left_panel;
     settings.colormap = colormaps()[app.state.colormap].name;
     settings.fixed_range = app.state.fixed_range;
-    settings.window_width = saved_w;
-    settings.window_height = saved_h;
+    settings.window_width = fullscreen.w;
+    settings.window_height = fullscreen.h;
     settings.screenshot_scale = prefs.screenshot_scale;
     settings.recent_sessions = main_window.sessions.recent;
     std::string problem;

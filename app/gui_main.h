@@ -1,7 +1,10 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+
+#include "app/ui/layout.h"
 
 namespace attnscope {
 
@@ -21,6 +24,12 @@ struct GuiOptions {
   std::string layout_file;  // optional JSON of where cells/labels were drawn (tests)
   std::string window_size;  // "WIDTHxHEIGHT" in screen units; empty: remembered or 1600x1000
   std::string theme;        // "dark" | "light"; empty: remembered
+  float font_scale = 0;     // the presentation scale (0.5..2.5); 0: remembered
+  // Start with this view of sentence `focus_slot` filling the window (--focus VIEW[:SENTENCE]).
+  std::optional<ViewId> focus;
+  int focus_slot = 0;
+  bool hide_panel = false;  // start with the left panel hidden (--no-panel)
+  std::set<ViewId> tabs;    // select these views' tabs at start (--tabs formula,lines)
   // Testing aid (hidden option): once the first traces are shown, clear sentence 1, focus its text
   // box and type these characters through ImGui's input queue, one per frame; with --layout the
   // published trace is reported at exit.

@@ -52,6 +52,11 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.colormap = colormaps()[st.colormap].name;
   s.fixed_range = st.fixed_range;
   s.font_scale = prefs.font_scale;
+  s.left_panel = prefs.left_panel;
+  s.top_k = st.top_k;
+  s.focus_view = prefs.focus_slot >= 0 ? view_name(prefs.focus_view) : "";
+  s.focus_slot = std::max(0, prefs.focus_slot);
+  for (ViewId v : prefs.tabs) s.tabs.push_back(view_name(v));
   s.panel = st.model_view ? "model" : "sentences";
   s.aggregate = st.shown.aggregate;
   s.hide_first = st.shown.hide_first;
@@ -83,6 +88,17 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   if (st.lesson_mode.active) leave_lesson(app);
   prefs.light_theme = s.theme == "light";
   prefs.font_scale = s.font_scale;
+  prefs.left_panel = s.left_panel;
+  st.top_k = s.top_k;
+  prefs.focus_slot = -1;
+  if (ViewId view; !s.focus_view.empty() && parse_view_name(s.focus_view, view))
+    prefs.focus_slot = s.focus_slot, prefs.focus_view = view;
+  // The tabs it chose; a session from before tabs that overlays heads shows the lines.
+  prefs.tabs.clear();
+  for (const std::string& name : s.tabs)
+    if (ViewId view; parse_view_name(name, view)) prefs.tabs.insert(view);
+  if (s.tabs.empty() && s.overlay) prefs.tabs.insert(ViewId::kLines);
+  prefs.select_tabs = !prefs.tabs.empty();
   st.colormap = static_cast<int>(map - maps.begin());
   st.fixed_range = s.fixed_range;
   st.show_second = s.show_second;

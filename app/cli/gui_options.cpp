@@ -2,7 +2,8 @@
 
 #include <cstdio>
 
-#include "app/views/heatmap_view.h"
+#include "app/testing/gui_script.h"
+#include "app/views/controls_panel.h"
 
 namespace attnscope {
 
@@ -37,6 +38,39 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
         HeatmapScript script;
         return parse_heatmap_script(v, script) ? std::string()
                                                : std::string("expected ZOOM,ROW,COL[,DROW,DCOL]");
+      });
+  app->add_option("--font-scale", gui.font_scale,
+                  "presentation scale of text, labels and strokes, 0.5 to 2.5 (Ctrl +/-)")
+      ->check(CLI::Range(kMinFontScale, kMaxFontScale));
+  app->add_option_function<std::string>(
+         "--focus",
+         [&gui](const std::string& v) {
+           const auto colon = v.find(':');
+           ViewId view;
+           parse_view_name(v.substr(0, colon), view);
+           gui.focus = view;
+           gui.focus_slot = colon == std::string::npos ? 0 : std::stoi(v.substr(colon + 1)) - 1;
+         },
+         "start with one view filling the window: heatmap, arcs, lines, meaning, formula or "
+         "model, optionally of sentence 2 (heatmap:2); F or Esc goes back")
+      ->check([](const std::string& v) {
+        const auto colon = v.find(':');
+        ViewId view;
+        const std::string slot = colon == std::string::npos ? "1" : v.substr(colon + 1);
+        if (!parse_view_name(v.substr(0, colon), view) || (slot != "1" && slot != "2"))
+          return std::string(
+              "expected heatmap, arcs, lines, meaning, formula or model, and :1 or :2");
+        return std::string();
+      });
+  app->add_flag("--no-panel", gui.hide_panel, "start with the left panel hidden (Ctrl+B shows it)");
+  app->add_option_function<std::string>(
+         "--tabs", [&gui](const std::string& v) { parse_view_list(v, gui.tabs); },
+         "start with these views' tabs chosen, e.g. lines,formula")
+      ->check([](const std::string& v) {
+        std::set<ViewId> views;
+        const std::string bad = parse_view_list(v, views);
+        return bad.empty() ? bad
+                           : "unknown view '" + bad + "': expected arcs, lines, meaning or formula";
       });
   app->add_option("--theme", gui.theme, "color theme (light is made for projectors)")
       ->check(CLI::IsMember({"dark", "light"}));

@@ -1,6 +1,7 @@
 #include "app/testing/gui_script.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -63,7 +64,11 @@ std::vector<KeyPress> parse_scripted_keys(const std::string& list) {
                                                        {"escape", GLFW_KEY_ESCAPE},
                                                        {"f5", GLFW_KEY_F5},
                                                        {"u", GLFW_KEY_U},
-                                                       {"p", GLFW_KEY_P}};
+                                                       {"p", GLFW_KEY_P},
+                                                       {"f", GLFW_KEY_F},
+                                                       {"b", GLFW_KEY_B},
+                                                       {"equal", GLFW_KEY_EQUAL},
+                                                       {"minus", GLFW_KEY_MINUS}};
   std::vector<KeyPress> keys;
   std::string name;
   for (size_t i = 0; i <= list.size(); ++i) {
@@ -74,7 +79,11 @@ std::vector<KeyPress> parse_scripted_keys(const std::string& list) {
     if (name.empty()) continue;
     int mods = 0;
     std::string key = name;
-    if (key.rfind("shift+", 0) == 0) mods = GLFW_MOD_SHIFT, key = key.substr(6);
+    for (bool more = true; more;) {  // modifiers: shift+, ctrl+ (in any order)
+      more = false;
+      if (key.rfind("shift+", 0) == 0) mods |= GLFW_MOD_SHIFT, key = key.substr(6), more = true;
+      if (key.rfind("ctrl+", 0) == 0) mods |= GLFW_MOD_CONTROL, key = key.substr(5), more = true;
+    }
     int code = -1;
     for (const auto& [n, c] : kNames)
       if (key == n) code = c;
@@ -83,6 +92,17 @@ std::vector<KeyPress> parse_scripted_keys(const std::string& list) {
     name.clear();
   }
   return keys;
+}
+
+bool parse_heatmap_script(const std::string& text, HeatmapScript& out) {
+  HeatmapScript s;
+  char extra = 0;
+  const int n = std::sscanf(text.c_str(), "%lf,%lf,%lf,%lf,%lf%c", &s.zoom, &s.row, &s.col,
+                            &s.pan_rows, &s.pan_cols, &extra);
+  if ((n != 3 && n != 5) || !(s.zoom >= 1.0) || !std::isfinite(s.row) || !std::isfinite(s.col))
+    return false;
+  out = s;
+  return true;
 }
 
 std::vector<unsigned> code_points(const std::string& s) {
@@ -113,7 +133,28 @@ GuiScript::GuiScript(const GuiOptions& options)
       ready_(options.ready_file.empty() ? Ready::kNone : Ready::kWaitSettle),
       typing_(options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle),
       dropped_(options.drop.empty()),
-      generated_(options.generate <= 0) {}
+      generated_(options.generate <= 0) {
+  has_heatmap_script_ = parse_heatmap_script(options.heatmap_view, heatmap_);
+}
+
+void GuiScript::steer_views(const App& app, MainWindow& main_window) {
+  if (!has_heatmap_script_) return;
+  HeatmapView& view = main_window.heatmaps[0];
+  const auto& r = app.state.slots[0].result;
+  if (!heatmap_applied_) {
+    if (!(r && r->trace)) return;
+    view.viewport.zoom = heatmap_.zoom, view.viewport.row0 = heatmap_.row;
+    view.viewport.col0 = heatmap_.col;
+    heatmap_applied_ = true;
+  } else if (view.rows > 0 && (heatmap_.pan_rows != 0 || heatmap_.pan_cols != 0)) {
+    HeatmapViewport& v = view.viewport;
+    const double before_r = v.row0, before_c = v.col0;
+    v.row0 += heatmap_.pan_rows, v.col0 += heatmap_.pan_cols;
+    v.clamp(view.rows, view.cols, view.max_zoom);
+    if (v.row0 == before_r) heatmap_.pan_rows = -heatmap_.pan_rows;
+    if (v.col0 == before_c) heatmap_.pan_cols = -heatmap_.pan_cols;
+  }
+}
 
 void GuiScript::before_new_frame(ImGuiIO& io) {
   // Scripted typing: one character per frame into the focused text box.
@@ -237,8 +278,9 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
   nlohmann::json boxes = nlohmann::json::array();
   for (const float* r : main_window.text_box_rect)
     boxes.push_back({{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}});
-  doc["text_boxes"] = std::move(boxes);  // the sentence boxes, in framebuffer pixels
+  doc["text_boxes"] = std::move(boxes);           // the sentence boxes, in framebuffer pixels
   doc["status_bar"] = main_window.status.layout;  // its box, each item's text and box
+  doc["window"] = main_window.window_layout;      // sidebar, panes, tab regions, focus mode
   doc["glyph_face_index"] = std::move(faces);
   const Fonts::AtlasStats atlas = Fonts::atlas_stats();
   doc["font_atlas"] = {{"width", atlas.width},

@@ -30,6 +30,15 @@ struct KeyPress {
 // UsageError naming an unknown key.
 std::vector<KeyPress> parse_scripted_keys(const std::string& list);
 
+// The hidden --heatmap-view Z,ROW,COL[,DROW,DCOL] (a testing and benchmark aid): sentence 1's
+// heatmap viewport once its trace is shown, and how many cells it pans every frame (bouncing at
+// the edges, like a user sweeping across the matrix).
+struct HeatmapScript {
+  double zoom = 1.0, row = 0.0, col = 0.0, pan_rows = 0.0, pan_cols = 0.0;
+};
+// Parses "Z,ROW,COL[,DROW,DCOL]"; returns false when it is not that.
+bool parse_heatmap_script(const std::string& text, HeatmapScript& out);
+
 // Splits UTF-8 text into code points (invalid bytes become U+FFFD) for ImGui's input queue.
 std::vector<unsigned> code_points(const std::string& s);
 
@@ -41,6 +50,8 @@ class GuiScript {
   bool busy() const { return typing_ != Typing::kNone; }
   // Before ImGui::NewFrame: the next typed character, one per frame.
   void before_new_frame(ImGuiIO& io);
+  // Before the views are drawn: steers sentence 1's heatmap (--heatmap-view).
+  void steer_views(const App& app, MainWindow& main_window);
   // After App::update: once everything is computed, a dropped path, then --generate, then the next
   // scripted key, one per settled frame (`views_busy`: MainWindow::busy()).
   void inject(App& app, int frame, bool views_busy, std::vector<KeyPress>& presses,
@@ -76,6 +87,8 @@ class GuiScript {
   size_t keys_pressed_ = 0;
   bool dropped_ = true;
   bool generated_ = true;  // the --generate request was made (or none was asked for)
+  bool has_heatmap_script_ = false, heatmap_applied_ = false;
+  HeatmapScript heatmap_;
 };
 
 // Everything the layout file reports about the run besides the app's own state.

@@ -1,5 +1,4 @@
 #include "app/ui/main_window.h"
-#include "app/views/draw_util.h"
 
 #include <algorithm>
 
@@ -11,6 +10,7 @@
 #include "app/ui/colormap.h"
 #include "app/ui/imgui_text.h"
 #include "app/ui/theme.h"
+#include "app/views/draw_util.h"
 
 namespace attnscope {
 
@@ -18,6 +18,7 @@ namespace {
 constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                          ImGuiWindowFlags_NoSavedSettings |
                                          ImGuiWindowFlags_NoBringToFrontOnFocus;
+constexpr float kPanePadding = 4.0f;  // inside each pane's frame
 
 ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json* layout,
                          float scale, ShownMatrixCache& cache) {
@@ -44,16 +45,149 @@ ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json*
   if (ctx.trace && ctx.focus >= static_cast<int>(ctx.trace->tokens.size())) ctx.focus = -1;
   return ctx;
 }
+
+ImVec2 top_left(const Rect& r) {
+  return ImVec2(r.x, r.y);
+}
+ImVec2 extent(const Rect& r) {
+  return ImVec2(std::max(1.0f, r.w), std::max(1.0f, r.h));
+}
+nlohmann::json rect_json(const Rect& r, float s) {
+  return {{"x", r.x * s}, {"y", r.y * s}, {"w", r.w * s}, {"h", r.h * s}};
+}
+
+// A child window at `r` (absolute screen rectangle), framed, padded, no scrollbar by default.
+bool begin_pane(const char* id, const Rect& r, ImGuiWindowFlags flags = 0, bool border = true) {
+  ImGui::SetCursorScreenPos(top_left(r));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(kPanePadding, kPanePadding));
+  const bool open = ImGui::BeginChild(id, extent(r), border, flags);
+  ImGui::PopStyleVar();
+  return open;
+}
+
+const char* view_tab_title(ViewId view, const ViewContext& ctx) {
+  if (view == ViewId::kMeaning && ctx.trace && !ctx.trace->model.capabilities.meaning_shift)
+    return "Next token";
+  return view_title(view);
+}
+
+std::string slot_id(const char* what, int slot, int index = 0) {
+  return std::string("##") + what + std::to_string(slot) + "_" + std::to_string(index);
+}
 }  // namespace
+
+void MainWindow::Perform(Action action, App& app, UiPrefs& prefs) {
+  AppState& st = app.state;
+  const bool model = st.model != nullptr;
+  const int layers = std::max(1, st.model_info.layers), heads = std::max(1, st.model_info.heads);
+  const auto lesson_key = [&](LessonKey key) { lesson_handle_key(app, key); };
+  switch (action) {
+    case Action::kLayerNext:
+    case Action::kLayerPrevious: {
+      const int d = action == Action::kLayerNext ? +1 : -1;
+      if (const int t = timeline_hovered_slot(); t >= 0)
+        app.step_timeline(t, d);  // the pointer is over a generation timeline
+      else if (model)
+        st.layer = std::clamp(st.layer + d, 0, layers - 1);
+      break;
+    }
+    case Action::kHeadNext:
+    case Action::kHeadPrevious:
+      if (model)
+        st.head = std::clamp(st.head + (action == Action::kHeadNext ? 1 : -1), 0, heads - 1);
+      break;
+    case Action::kTimelineNext:
+    case Action::kTimelinePrevious: {
+      // The sentence in focus, else the one that generated.
+      int slot = st.show_second ? st.focus.active_slot : 0;
+      const auto& r = st.slots[slot].result;
+      if (!(r && r->generation)) slot = 1 - slot;
+      if (model) app.step_timeline(slot, action == Action::kTimelineNext ? +1 : -1);
+      break;
+    }
+    case Action::kFontLarger:
+      prefs.font_scale = std::min(kMaxFontScale, prefs.font_scale + kFontScaleStep);
+      break;
+    case Action::kFontSmaller:
+      prefs.font_scale = std::max(kMinFontScale, prefs.font_scale - kFontScaleStep);
+      break;
+    case Action::kScreenshot:
+      wants_screenshot = true;
+      break;
+    case Action::kQuit:
+      wants_quit = true;
+      break;
+    case Action::kFullscreen:
+      wants_fullscreen_toggle = true;
+      break;
+    case Action::kLesson:
+      if (st.lesson_mode.active) {
+        leave_lesson(app);
+      } else {
+        enter_lesson(app, st.lesson_mode.step);
+        prefs.light_theme = true;  // the projector theme
+      }
+      break;
+    case Action::kFocusView:
+      if (prefs.focus_slot >= 0) {
+        prefs.focus_slot = -1;
+      } else if (st.model_view) {
+        prefs.focus_slot = st.show_second ? std::clamp(st.model_view_slot, 0, 1) : 0;
+        prefs.focus_view = ViewId::kModel;
+      } else if (hovered_slot >= 0) {
+        prefs.focus_slot = hovered_slot, prefs.focus_view = hovered_view;
+      } else {
+        prefs.focus_slot = st.show_second ? st.focus.active_slot : 0;
+        prefs.focus_view = ViewId::kHeatmap;
+      }
+      break;
+    case Action::kLeaveFocus:
+      prefs.focus_slot = -1;
+      break;
+    case Action::kTogglePanel:
+      prefs.left_panel = !prefs.left_panel;
+      break;
+    case Action::kLessonNext:
+      lesson_key(LessonKey::kNext);
+      break;
+    case Action::kLessonPrevious:
+      lesson_key(LessonKey::kPrevious);
+      break;
+    case Action::kLessonFirst:
+      lesson_key(LessonKey::kFirst);
+      break;
+    case Action::kLessonLast:
+      lesson_key(LessonKey::kLast);
+      break;
+    case Action::kLessonReveal:
+      lesson_key(LessonKey::kReveal);
+      break;
+    case Action::kLessonUnscaled:
+      lesson_key(LessonKey::kUnscaled);
+      break;
+    case Action::kLessonPositions:
+      lesson_key(LessonKey::kPositions);
+      break;
+    case Action::kLessonLeave:
+      lesson_key(LessonKey::kLeave);
+      break;
+  }
+}
 
 void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
   if (!ImGui::BeginMainMenuBar()) return;
+  const auto item = [&](const char* label, Action action, bool selected = false) {
+    if (ImGui::MenuItem(label, shortcut(action), selected)) {
+      Perform(action, app, prefs);
+      style_changed = true;
+    }
+  };
   if (ImGui::BeginMenu("File")) {
     sessions.DrawItems(app, prefs);
     ImGui::Separator();
-    if (ImGui::MenuItem("Save screenshot", "Ctrl+S")) wants_screenshot = true;
+    item("Save screenshot", Action::kScreenshot);
     if (ImGui::MenuItem("Export view\xE2\x80\xA6")) export_view.open_requested = true;
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) wants_quit = true;
+    item("Quit", Action::kQuit);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Examples")) {
@@ -69,8 +203,8 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
     if (app.presets.empty())
       ImGui::MenuItem("(no preset pairs: the lesson assets are missing)", nullptr, false, false);
     for (const PresetPair& p : app.presets) {
-      std::string item = p.word + "  (" + p.sense1 + " / " + p.sense2 + ")";
-      if (ImGui::MenuItem(item.c_str())) app.apply_preset(p);
+      std::string label = p.word + "  (" + p.sense1 + " / " + p.sense2 + ")";
+      if (ImGui::MenuItem(label.c_str())) app.apply_preset(p);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", p.text1.c_str(), p.text2.c_str());
     }
     ImGui::EndMenu();
@@ -80,24 +214,12 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
       prefs.light_theme = !prefs.light_theme;
       style_changed = true;
     }
-    if (ImGui::MenuItem("Larger text", "Ctrl +")) {
-      prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
-      style_changed = true;
-    }
-    if (ImGui::MenuItem("Smaller text", "Ctrl \xE2\x88\x92")) {
-      prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
-      style_changed = true;
-    }
-    if (ImGui::MenuItem("Fullscreen", "F11", prefs.fullscreen)) wants_fullscreen_toggle = true;
-    if (ImGui::MenuItem("Guided lesson (presentation)", "F5", app.state.lesson_mode.active)) {
-      if (app.state.lesson_mode.active) {
-        leave_lesson(app);
-      } else {
-        enter_lesson(app, app.state.lesson_mode.step);
-        if (!prefs.light_theme) style_changed = true;
-        prefs.light_theme = true;  // the projector theme
-      }
-    }
+    item("Larger text", Action::kFontLarger);
+    item("Smaller text", Action::kFontSmaller);
+    item("Left panel", Action::kTogglePanel, prefs.left_panel);
+    item("Focus the view under the pointer", Action::kFocusView, prefs.focus_slot >= 0);
+    item("Fullscreen", Action::kFullscreen, prefs.fullscreen);
+    item("Guided lesson (presentation)", Action::kLesson, app.state.lesson_mode.active);
     ImGui::Separator();
     const auto& maps = colormaps();
     for (int i = 0; i < static_cast<int>(maps.size()); ++i)
@@ -108,30 +230,87 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
   if (ImGui::BeginMenu("Help")) {
     ImGui::TextUnformatted("Type in a text box: attention is recomputed at every keystroke.");
     ImGui::TextUnformatted("Hover a token to focus it everywhere; click to lock it.");
-    ImGui::TextUnformatted(
-        "\xE2\x86\x90/\xE2\x86\x92 layer, \xE2\x86\x91/\xE2\x86\x93 head, Ctrl+S screenshot, Ctrl "
-        "+/\xE2\x88\x92 font, F11 fullscreen.");
-    ImGui::TextUnformatted(
-        "Decoders: \xE2\x96\xB6 Generate continues the text; Shift+\xE2\x86\x90/\xE2\x86\x92 "
-        "(or \xE2\x86\x90/\xE2\x86\x92 over the timeline) steps through the new tokens.");
+    ImGui::TextUnformatted("Double-click a view's title (or press F over it) to fill the window.");
+    ImGui::Separator();
+    if (ImGui::BeginTable("##keys", 2)) {
+      for (const KeyBinding& b : key_bindings()) {
+        if (!b.what) continue;  // another key for an action already listed
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(b.keys);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(b.what);
+      }
+      ImGui::EndTable();
+    }
     ImGui::EndMenu();
   }
   ImGui::EndMainMenuBar();
 }
 
-void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot,
-                          ImVec2 size, nlohmann::json* layout, float scale) {
+void MainWindow::NoteHover(int slot, ViewId view) {
+  hovered_slot_now = slot;
+  hovered_view_now = view;
+}
+
+bool MainWindow::PaneTitle(ViewContext& ctx, ViewId view, const std::string& title, bool focused) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const char* button = focused ? "Back (Esc)" : "Focus (F)";
+  const float button_w = ImGui::CalcTextSize(button).x + style.FramePadding.x * 2;
+  const float room = ImGui::GetContentRegionAvail().x - button_w - style.ItemSpacing.x;
+  const std::string shown = fit_text(title, room);  // one line: a number never breaks
+  text_dim("%s", shown.c_str());
+  bool request = ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+  if (shown != title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", title.c_str());
+  ImGui::SameLine(std::max(0.0f, ImGui::GetWindowContentRegionMax().x - button_w));
+  const std::string id = std::string(button) + "##" + view_name(view) + std::to_string(ctx.slot);
+  request |= ImGui::SmallButton(id.c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(focused ? "back to every view (Esc)"
+                              : "this view fills the window (F; double-click a title)");
+  return request;
+}
+
+void MainWindow::DrawView(ViewId view, ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) {
+  switch (view) {
+    case ViewId::kHeatmap:
+      heatmaps[ctx.slot].Draw(ctx, renderer, size);
+      break;
+    case ViewId::kArcs:
+      arcs[ctx.slot].DrawArcDiagram(ctx, size);
+      break;
+    case ViewId::kLines:
+      arcs[ctx.slot].DrawColumns(ctx, size);
+      break;
+    case ViewId::kMeaning:
+      meanings[ctx.slot].Draw(ctx);
+      break;
+    case ViewId::kFormula:
+      formulas[ctx.slot].Draw(ctx);
+      break;
+    case ViewId::kModel:
+      model_view.Draw(ctx, renderer, size);
+      break;
+    case ViewId::kCount:
+      break;
+  }
+}
+
+void MainWindow::DrawHeader(App& app, ViewContext& ctx, const Rect& rect) {
   AppState& st = app.state;
+  const int slot = ctx.slot;
   SlotState& s = st.slots[slot];
   const ThemeColors& colors = theme_colors();
-  ImGui::BeginChild(slot == 0 ? "##slot0" : "##slot1", size, true);
-  const float font = ImGui::GetFontSize();
-  // Header: which sentence, its sense label.
+  // It scrolls only when its content (measured last frame) is taller than its place.
+  begin_pane(slot_id("header", slot).c_str(), rect,
+             header_h[slot] > rect.h + 0.5f ? 0 : ImGuiWindowFlags_NoScrollbar, false);
+  // "Sentence 1 (river)" before its box, on one line.
+  ImGui::AlignTextToFramePadding();
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.accent), "Sentence %d", slot + 1);
   if (!s.label.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim), "(%s)", s.label.c_str());
   }
+  ImGui::SameLine();
   if (focus_text_box == slot) {
     ImGui::SetKeyboardFocusHere();
     focus_text_box = -1;
@@ -145,12 +324,11 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   text_box_active[slot] = ImGui::IsItemActive();
   {  // where the box is, for the layout file (the font tests look for its ink)
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    const float k = ctx.pixel_scale;
     float* r = text_box_rect[slot];
-    r[0] = a.x * scale, r[1] = a.y * scale, r[2] = (b.x - a.x) * scale, r[3] = (b.y - a.y) * scale;
+    r[0] = a.x * k, r[1] = a.y * k, r[2] = (b.x - a.x) * k, r[3] = (b.y - a.y) * k;
   }
   draw_shaped_over_text_box(s.text, text_box_active[slot]);  // Arabic joined, right to left
-
-  ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
   if (!st.model) {
     LoadProgress p = app.load_progress();
     text_wrapped_message(p.busy                   ? "opening " + p.label + "\xE2\x80\xA6"
@@ -168,122 +346,245 @@ void MainWindow::DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& render
   }
   if (ctx.trace && !ctx.trace->note.empty()) text_wrapped_message(ctx.trace->note, colors.warning);
   const float width = ImGui::GetContentRegionAvail().x;
-  sentences[slot].Draw(ctx, width, size.y > font * 34);  // large type when there is room
+  sentences[slot].Draw(ctx, width, false);
   timelines[slot].Draw(app, ctx, width);
-
-  DrawPictures(ctx, renderer, slot, width);
+  header_h[slot] = ImGui::GetCursorPosY() + kPanePadding;  // the next frame's layout
   if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
   ImGui::EndChild();
 }
 
-void MainWindow::DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width) {
-  // Heatmap and the BertViz columns side by side, the arc diagram below. Beyond kMaxArcTokens
-  // the lines are noise: the heatmap takes the whole area (and zooms).
-  const float font = ImGui::GetFontSize();
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const bool lines = !ctx.weights ||
-                     (ctx.weights->rows() <= kMaxArcTokens && ctx.weights->cols() <= kMaxArcTokens);
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  // Many tokens: the heatmap needs the height more than the arcs do.
-  const bool many = ctx.weights && ctx.weights->rows() > 16;
-  const float arc_h =
-      lines ? std::clamp(avail.y * (many ? 0.24f : 0.30f), font * 5.5f, font * 11.0f) : 0.0f;
-  const float row_h = std::max(font * 8, avail.y - arc_h - (lines ? style.ItemSpacing.y : 0));
-  // The view's title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
-  const float title_top = ImGui::GetCursorScreenPos().y;
-  ImGui::PushTextWrapPos(0.0f);  // a long title wraps instead of running off the pane
-  text_dim("%s \xC2\xB7 rows: queries, columns: keys", ctx.shown ? ctx.shown->title.c_str()
-                                                       : ctx.shown_pending ? "computing\xE2\x80\xA6"
-                                                                           : "(nothing to show)");
+void MainWindow::DrawHeatmapPane(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                                 const Rect& rect) {
+  begin_pane(slot_id("heatmap", ctx.slot).c_str(), rect, ImGuiWindowFlags_NoScrollbar);
+  // The title states what is drawn: head or aggregate, hidden sinks, log colours, queries.
+  std::string title = ctx.shown ? ctx.shown->title + " \xC2\xB7 rows: queries, columns: keys"
+                      : ctx.shown_pending ? "computing\xE2\x80\xA6"
+                                          : "(nothing to show)";
   if (ctx.shown && ctx.shown_pending)  // a long trace's head is being computed off the UI thread
-    text_dim("computing the new choice\xE2\x80\xA6 (this is the previous one)");
-  ImGui::PopTextWrapPos();
-  const float pictures_h = row_h - (ImGui::GetCursorScreenPos().y - title_top);  // title lines
-  if (!lines) {
-    heatmaps[slot].Draw(ctx, renderer, ImVec2(width, pictures_h));
+    title = "computing the new choice\xE2\x80\xA6 (this is the previous one) \xC2\xB7 " + title;
+  if (PaneTitle(ctx, ViewId::kHeatmap, title, false))
+    prefs.focus_slot = ctx.slot, prefs.focus_view = ViewId::kHeatmap;
+  DrawView(ViewId::kHeatmap, ctx, renderer, ImGui::GetContentRegionAvail());
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
+    NoteHover(ctx.slot, ViewId::kHeatmap);
+    ctx.app.focus.active_slot = ctx.slot;
+  }
+  ImGui::EndChild();
+}
+
+void MainWindow::DrawRegion(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                            const TabRegion& region, int index) {
+  begin_pane(slot_id("region", ctx.slot, index).c_str(), region.rect, ImGuiWindowFlags_NoScrollbar);
+  ViewId shown = region.views.front();
+  if (ImGui::BeginTabBar(slot_id("tabs", ctx.slot, index).c_str())) {
+    for (ViewId v : region.views) {
+      ImGuiTabItemFlags flags = 0;
+      if (prefs.select_tabs && prefs.tabs.count(v)) flags |= ImGuiTabItemFlags_SetSelected;
+      const std::string label = std::string(view_tab_title(v, ctx)) + "##" + view_name(v);
+      const bool open = ImGui::BeginTabItem(label.c_str(), nullptr, flags);
+      if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+        prefs.focus_slot = ctx.slot, prefs.focus_view = v;
+      if (!open) continue;
+      shown = v;
+      panes_drawn_now += std::to_string(ctx.slot) + view_name(v) + ";";
+      // Numbers and matrices scroll sideways; the pictures fit their pane.
+      const bool scrolls = v == ViewId::kFormula || v == ViewId::kMeaning;
+      ImGui::BeginChild(
+          "##content", ImVec2(0, 0), false,
+          scrolls ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
+      DrawView(v, ctx, renderer, ImGui::GetContentRegionAvail());
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    for (ViewId v : region.views) prefs.tabs.erase(v);  // this region's choice, for sessions
+    prefs.tabs.insert(shown);
+    if (ImGui::TabItemButton("Focus (F)", ImGuiTabItemFlags_Trailing))
+      prefs.focus_slot = ctx.slot, prefs.focus_view = shown;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("this view fills the window (F; Esc: back)");
+    ImGui::EndTabBar();
+  }
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
+    NoteHover(ctx.slot, shown);
+    ctx.app.focus.active_slot = ctx.slot;
+  }
+  ImGui::EndChild();
+  if (ctx.layout) {
+    nlohmann::json views = nlohmann::json::array();
+    for (ViewId v : region.views) views.push_back(view_name(v));
+    window_layout["regions"].push_back({{"slot", ctx.slot},
+                                        {"index", index},
+                                        {"views", views},
+                                        {"selected", view_name(shown)},
+                                        {"box", rect_json(region.rect, ctx.pixel_scale)}});
+  }
+}
+
+void MainWindow::DrawFocused(App& app, ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                             const Rect& rect) {
+  const ViewId view = prefs.focus_view;
+  panes_drawn_now += std::string("focus:") + view_name(view) + std::to_string(ctx.slot) + ";";
+  begin_pane("##focused", rect, ImGuiWindowFlags_NoScrollbar);
+  std::string title =
+      std::string(view_tab_title(view, ctx)) + " \xC2\xB7 sentence " + std::to_string(ctx.slot + 1);
+  if (ctx.shown && (view == ViewId::kHeatmap || view == ViewId::kArcs || view == ViewId::kLines))
+    title += " \xC2\xB7 " + ctx.shown->title;
+  if (PaneTitle(ctx, view, title, true)) prefs.focus_slot = -1;
+  const bool scrolls = view == ViewId::kFormula || view == ViewId::kMeaning;
+  ImGui::BeginChild("##content", ImVec2(0, 0), false,
+                    scrolls ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
+  DrawView(view, ctx, renderer, ImGui::GetContentRegionAvail());
+  ImGui::EndChild();
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) NoteHover(ctx.slot, view);
+  ImGui::EndChild();
+  (void)app;
+}
+
+void MainWindow::DrawExplorer(App& app, const Fonts& fonts, ColormapRenderer& renderer,
+                              UiPrefs& prefs, nlohmann::json* layout, float scale, float status_h) {
+  AppState& st = app.state;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float font = ImGui::GetFontSize();
+  const int sentences = st.show_second ? 2 : 1;
+  if (prefs.focus_slot >= sentences) prefs.focus_slot = -1;  // that sentence was closed
+  const bool focus_model = prefs.focus_slot >= 0 && prefs.focus_view == ViewId::kModel;
+  if (focus_model && !st.model_view) prefs.focus_slot = -1;
+  if (prefs.focus_slot >= 0 && !focus_model && st.model_view) prefs.focus_slot = -1;
+
+  LayoutInput in;
+  in.work = {vp->WorkPos.x, vp->WorkPos.y, vp->WorkSize.x, vp->WorkSize.y - status_h};
+  in.window_h = vp->Size.y;
+  in.font = font;
+  in.base_font = font / std::max(0.1f, prefs.font_scale);
+  in.sidebar = prefs.left_panel;
+  in.sentences = sentences;
+  in.top_strip = ImGui::GetFrameHeight() + style.ItemSpacing.y;  // "Sentences | Model view"
+  in.focus_slot = prefs.focus_slot;
+  in.focus_view = prefs.focus_view;
+  const float title_h = ImGui::GetFrameHeight() + style.ItemSpacing.y;
+  for (int s = 0; s < sentences; ++s) {
+    ViewContext ctx = make_context(app, fonts, s, nullptr, scale, shown_cache[s]);
+    const HeatmapChrome c = heatmaps[s].Chrome(ctx);
+    in.chrome_w[s] = c.width() + 2 * kPanePadding + 2;
+    in.chrome_h[s] = c.height() + title_h + 2 * kPanePadding + 2;
+    in.header_h[s] = header_h[s];
+  }
+  ExplorerLayout L = layout_explorer(in);
+  if (L.content_h > L.main.h + 1) {  // the sentences scroll: keep clear of the scrollbar
+    in.work.w -= style.ScrollbarSize;
+    L = layout_explorer(in);
+  }
+  if (layout) {
+    nlohmann::json panes = nlohmann::json::array();
+    for (size_t s = 0; s < L.slots.size(); ++s)
+      panes.push_back({{"slot", s},
+                       {"header", rect_json(L.slots[s].header, scale)},
+                       {"heatmap", rect_json(L.slots[s].heatmap, scale)},
+                       {"beside", L.slots[s].beside},
+                       {"grid_side", L.slots[s].grid_side * scale}});
+    window_layout = {{"sidebar", rect_json(L.sidebar, scale)},
+                     {"main", rect_json(L.main, scale)},
+                     {"side_by_side", L.side_by_side},
+                     {"focus", L.focus},
+                     {"focus_view", L.focus ? view_name(prefs.focus_view) : ""},
+                     {"focus_slot", prefs.focus_slot},
+                     {"focus_box", rect_json(L.focus_rect, scale)},
+                     {"font_scale", prefs.font_scale},
+                     {"font_size", font * scale},
+                     {"slots", panes},
+                     {"regions", nlohmann::json::array()}};
+  }
+
+  if (L.focus) {
+    ImGui::SetNextWindowPos(top_left(L.main));
+    ImGui::SetNextWindowSize(extent(L.main));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::Begin("##main", nullptr, kPanelFlags);
+    ImGui::PopStyleVar();
+    ViewContext ctx =
+        make_context(app, fonts, prefs.focus_slot, layout, scale, shown_cache[prefs.focus_slot]);
+    DrawFocused(app, ctx, renderer, prefs, L.focus_rect);
+    ImGui::End();
     return;
   }
-  // The heatmap takes the width its square grid can use at this height (its labels and colorbar
-  // need about five characters more); the columns get the rest, within limits.
-  const float columns_w = std::clamp(width - pictures_h - font * 5, font * 9, font * 18);
-  heatmaps[slot].Draw(ctx, renderer, ImVec2(width - columns_w - style.ItemSpacing.x, pictures_h));
-  ImGui::SameLine();
-  arcs[slot].DrawColumns(ctx, ImVec2(columns_w, pictures_h));
-  arcs[slot].DrawArcDiagram(ctx, ImVec2(width, arc_h));
+  if (!L.sidebar.empty()) {
+    ImGui::SetNextWindowPos(top_left(L.sidebar));
+    ImGui::SetNextWindowSize(extent(L.sidebar));
+    ImGui::Begin("##controls", nullptr, kPanelFlags & ~ImGuiWindowFlags_NoScrollbar);
+    controls.Draw(app, prefs);
+    if (controls.requested_screenshot) wants_screenshot = true;
+    ImGui::End();
+  }
+  const Rect main_area{L.main.x, L.main.y - in.top_strip, L.main.w, L.main.h + in.top_strip};
+  ImGui::SetNextWindowPos(top_left(main_area));
+  ImGui::SetNextWindowSize(extent(main_area));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  ImGui::Begin("##main", nullptr, kPanelFlags);
+  ImGui::PopStyleVar();
+  ImGui::SetCursorScreenPos(ImVec2(main_area.x + font * 0.4f, main_area.y + 2));
+  model_view_shown = DrawPanelTabs(app);
+  panes_drawn_now += model_view_shown ? "model;" : "sentences;";
+  if (model_view_shown) {
+    const int slot = st.show_second ? std::clamp(st.model_view_slot, 0, 1) : 0;
+    ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
+    begin_pane("##model", L.main, ImGuiWindowFlags_NoScrollbar, false);
+    if (PaneTitle(ctx, ViewId::kModel,
+                  "every layer \xC3\x97 head of sentence " + std::to_string(slot + 1), false))
+      prefs.focus_slot = slot, prefs.focus_view = ViewId::kModel;
+    DrawView(ViewId::kModel, ctx, renderer, ImGui::GetContentRegionAvail());
+    ImGui::EndChild();
+    ImGui::End();
+    return;
+  }
+  // The sentences scroll when the window is too small for their grids (two at 800x600): the
+  // panes are placed in a child the size of the main area, shifted by its scroll.
+  ImGui::SetCursorScreenPos(top_left(L.main));
+  const bool scrolls = L.content_h > L.main.h + 1;  // then the layout left room for the bar
+  ImGui::BeginChild(
+      "##slots", ImVec2(L.main.w + (scrolls ? style.ScrollbarSize : 0), std::max(1.0f, L.main.h)),
+      false, scrolls ? 0 : ImGuiWindowFlags_NoScrollbar);
+  const float dy = -ImGui::GetScrollY();
+  const auto shifted = [dy](Rect r) {
+    r.y += dy;
+    return r;
+  };
+  for (int s = 0; s < static_cast<int>(L.slots.size()); ++s) {
+    const SlotLayout& slot = L.slots[s];
+    ViewContext ctx = make_context(app, fonts, s, layout, scale, shown_cache[s]);
+    DrawHeader(app, ctx, shifted(slot.header));
+    DrawHeatmapPane(ctx, renderer, prefs, shifted(slot.heatmap));
+    for (int r = 0; r < static_cast<int>(slot.regions.size()); ++r) {
+      TabRegion region = slot.regions[r];
+      region.rect = shifted(region.rect);
+      DrawRegion(ctx, renderer, prefs, region, r);
+    }
+  }
+  ImGui::SetCursorPos(ImVec2(0, L.content_h - 1));  // the scrolled content's extent
+  ImGui::Dummy(ImVec2(1, 1));
+  ImGui::EndChild();
+  prefs.select_tabs = false;  // applied (ImGui selects a tab the frame its flag is given)
+  ImGui::End();
 }
 
 bool MainWindow::Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
                       float frame_ms, nlohmann::json* layout, float scale) {
   bool style_changed = false;
-  wants_screenshot = wants_quit = wants_fullscreen_toggle = false;
   DrawMenu(app, prefs, style_changed);
   sessions.DrawPopups(app, prefs);
   lesson_shown = app.state.lesson_mode.active;
-  if (app.state.lesson_mode.active) {
-    DrawLesson(app, fonts, layout, scale);
-    status.Draw(app, frame_ms, ImGui::GetFontSize() + 8);
-    return style_changed;
-  }
-  ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float font = ImGui::GetFontSize();
-  const float status_h = font + 8;
-  const float top = vp->WorkPos.y, height = vp->WorkSize.y - status_h;
-  const float sidebar_w = std::min(font * 17.5f, vp->WorkSize.x * 0.3f);
-
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, top));
-  ImGui::SetNextWindowSize(ImVec2(sidebar_w, height));
-  ImGui::Begin("##controls", nullptr, kPanelFlags & ~ImGuiWindowFlags_NoScrollbar);
-  style_changed |= controls.Draw(app, prefs);
-  if (controls.requested_screenshot) wants_screenshot = true;
-  ImGui::End();
-
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + sidebar_w, top));
-  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x - sidebar_w, height));
-  ImGui::Begin("##main", nullptr, kPanelFlags);
-  if (DrawPanelTabs(app)) {
-    const int slot = app.state.show_second ? std::clamp(app.state.model_view_slot, 0, 1) : 0;
-    ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
-    model_view.Draw(ctx, renderer, ImGui::GetContentRegionAvail());
-    ImGui::End();
-    status.Draw(app, frame_ms, status_h);
-    export_view.Draw(app, prefs, "");
-    return style_changed;
-  }
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float bottom_h = std::clamp(avail.y * 0.29f, font * 9.0f, font * 22.0f);
-  const float slots_h = avail.y - bottom_h - ImGui::GetStyle().ItemSpacing.y;
-  const bool two = app.state.show_second;
-  const float slot_w = two ? (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2 : avail.x;
-  DrawSlot(app, fonts, renderer, 0, ImVec2(slot_w, slots_h), layout, scale);
-  if (two) {
-    ImGui::SameLine();
-    DrawSlot(app, fonts, renderer, 1, ImVec2(slot_w, slots_h), layout, scale);
-  }
-
-  // Formula and meaning shift of the active sentence.
-  int active = two ? app.state.focus.active_slot : 0;
-  const float formula_w = avail.x * 0.72f;
-  ImGui::BeginChild("##formula", ImVec2(formula_w, bottom_h), true,
-                    ImGuiWindowFlags_HorizontalScrollbar);
-  {
-    ViewContext ctx = make_context(app, fonts, active, layout, scale, shown_cache[active]);
-    formula.Draw(ctx);
-  }
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("##meaning", ImVec2(0, bottom_h), true);
-  {
-    ViewContext ctx = make_context(app, fonts, active, layout, scale, shown_cache[active]);
-    const bool lesson = !ctx.trace || ctx.trace->model.capabilities.meaning_shift;
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent), "%s (sentence %d)",
-                       lesson ? "Meaning shift" : "Next token", active + 1);
-    meaning.Draw(ctx);
-  }
-  ImGui::EndChild();
-  ImGui::End();
-
-  status.Draw(app, frame_ms, status_h);
-  export_view.Draw(app, prefs, "");
+  // The status bar grows upwards over the panels with a long message: leave it that room.
+  const float status_h = std::max(ImGui::GetFontSize() + 8, status.height());
+  hovered_slot_now = -1;
+  if (app.state.lesson_mode.active)
+    DrawLesson(app, fonts, layout, scale), panes_drawn_now = "lesson";
+  else
+    DrawExplorer(app, fonts, renderer, prefs, layout, scale, status_h);
+  hovered_slot = hovered_slot_now, hovered_view = hovered_view_now;
+  settle_frames = panes_drawn_now != panes_drawn ? 3 : std::max(0, settle_frames - 1);
+  panes_drawn = std::move(panes_drawn_now);
+  panes_drawn_now.clear();
+  status.Draw(app, frame_ms, ImGui::GetFontSize() + 8);  // one line's height; it grows itself
+  if (!app.state.lesson_mode.active) export_view.Draw(app, prefs, "");
   return style_changed;
 }
 
@@ -309,7 +610,7 @@ bool MainWindow::DrawPanelTabs(App& app) {
 
 void MainWindow::DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float scale) {
   ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float status_h = ImGui::GetFontSize() + 8;
+  const float status_h = std::max(ImGui::GetFontSize() + 8, status.height());
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h));
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(24, 14));

@@ -1,8 +1,11 @@
 #pragma once
-// Lays the views out: menu bar, controls on the left, the two sentences side by side (each with its
-// text box, tinted sentence, heatmap, BertViz columns and arc diagram), the formula and meaning
-// panels below, the status bar at the bottom.
+// The window's views: the menu bar, the controls on the left, each sentence's header (text box,
+// tinted sentence, timeline), its heatmap and its other views in tab regions, placed by the
+// explorer layout (app/ui/layout.h: reflow, focus mode and the collapsed panel are one function
+// of the window, the font and the sentences), the status bar at the bottom; the model view and
+// the guided lesson instead of the sentences when chosen. Keys and menus act through Perform.
 #include <array>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +14,8 @@
 #include "app/render/heatmap_renderer.h"
 #include "app/ui/export_view_dialog.h"
 #include "app/ui/fonts.h"
+#include "app/ui/key_bindings.h"
+#include "app/ui/layout.h"
 #include "app/ui/session_menu.h"
 #include "app/views/arcs_view.h"
 #include "app/views/controls_panel.h"
@@ -28,10 +33,10 @@ namespace attnscope {
 struct MainWindow {
   std::array<HeatmapView, kSlots> heatmaps;
   std::array<SentenceView, kSlots> sentences;
-  std::array<ArcsView, kSlots> arcs;
+  std::array<ArcsView, kSlots> arcs;           // the arc diagram and the lines (BertViz columns)
   std::array<TimelineView, kSlots> timelines;  // Generate and the generated tokens (decoders)
-  FormulaView formula;
-  MeaningView meaning;
+  std::array<FormulaView, kSlots> formulas;
+  std::array<MeaningView, kSlots> meanings;
   ModelView model_view;                              // every layer × head (the "Model view" tab)
   std::array<ShownMatrixCache, kSlots> shown_cache;  // what each sentence's views draw
   ControlsPanel controls;
@@ -41,6 +46,8 @@ struct MainWindow {
   SessionMenu sessions;          // File → sessions, recent list
   int focus_text_box = -1;  // give this slot's text box keyboard focus next frame (scripted typing)
   bool text_box_active[kSlots] = {false, false};
+  // Where the layout put the panes last frame (the layout file's "window"; with --layout only).
+  nlohmann::json window_layout;
   // Where each sentence box was drawn last (x, y, w, h in framebuffer pixels), for the layout file.
   float text_box_rect[kSlots][4] = {};
 
@@ -48,14 +55,18 @@ struct MainWindow {
   // the theme or the font scale changed.
   bool Draw(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
             float frame_ms, nlohmann::json* layout, float pixel_scale);
+  // What a key or a menu item asks for (app/ui/key_bindings.h).
+  void Perform(Action action, App& app, UiPrefs& prefs);
   // A view is preparing something off the UI thread (a long trace's shown matrix, the model view's
   // summaries and thumbnails, the lesson's real model).
   bool busy() const {
     for (const ShownMatrixCache& c : shown_cache)
       if (c.pending()) return true;
-    return (model_view.waiting && tabs_model_view) || (lesson.busy && lesson_shown);
+    return (model_view.waiting && model_view_shown) || (lesson.busy && lesson_shown) ||
+           settle_frames > 0;
   }
-  bool wants_screenshot = false;  // menu or button asked for one this frame
+  // What keys, menus or buttons asked for this frame (the frame loop clears them before the keys).
+  bool wants_screenshot = false;
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
   // The sentence whose generation timeline is under the pointer (-1: none): ←/→ step it then.
@@ -66,14 +77,41 @@ struct MainWindow {
   }
 
  private:
-  void DrawSlot(App& app, const Fonts& fonts, ColormapRenderer& renderer, int slot, ImVec2 size,
-                nlohmann::json* layout, float pixel_scale);
-  bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
-  bool tabs_model_view = false;  // the tab selected last frame
-  bool lesson_shown = false;     // the lesson was drawn last frame
-  void DrawPictures(ViewContext& ctx, ColormapRenderer& renderer, int slot, float width);
+  // Where the explorer went this frame, and what the next frame's layout needs to know.
+  std::array<float, kSlots> header_h = {0, 0};  // measured content of each sentence header
+  int hovered_slot = -1;                        // the view under the pointer (F focuses it)
+  ViewId hovered_view = ViewId::kHeatmap;
+  int hovered_slot_now = -1;
+  ViewId hovered_view_now = ViewId::kHeatmap;
+  // Frames to wait after the panes changed (a tab bar selects its tab, a new child window takes
+  // the pointer, one frame each): a headless capture waits them out, so --hover acts on the
+  // views it sees.
+  int settle_frames = 3;
+  std::string panes_drawn;  // what the explorer drew last frame (its change restarts it)
+  std::string panes_drawn_now;
+  bool tabs_model_view = false;   // the tab selected last frame
+  bool model_view_shown = false;  // the model view was drawn last frame
+  bool lesson_shown = false;      // the lesson was drawn last frame
+
   void DrawMenu(App& app, UiPrefs& prefs, bool& style_changed);
+  void DrawExplorer(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
+                    nlohmann::json* layout, float pixel_scale, float status_h);
+  void DrawHeader(App& app, ViewContext& ctx, const Rect& rect);
+  void DrawHeatmapPane(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                       const Rect& rect);
+  void DrawRegion(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                  const TabRegion& region, int index);
+  void DrawFocused(App& app, ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
+                   const Rect& rect);
+  // One view's content in the space left at the cursor.
+  void DrawView(ViewId view, ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size);
+  // A pane's one-line title: double-click or its button focuses the view. `title` may be cut
+  // (with the whole of it in a tooltip) but never wraps.
+  // Returns true when it was asked to focus (or, focused, to come back).
+  bool PaneTitle(ViewContext& ctx, ViewId view, const std::string& title, bool focused);
+  bool DrawPanelTabs(App& app);  // "Sentences" | "Model view"; true when the model view is on
   void DrawLesson(App& app, const Fonts& fonts, nlohmann::json* layout, float pixel_scale);
+  void NoteHover(int slot, ViewId view);  // the pointer is over this view (this frame)
 };
 
 }  // namespace attnscope

@@ -27,7 +27,8 @@ Settings load_settings(std::string& problem) {
     std::ifstream in(path);
     nlohmann::json j = nlohmann::json::parse(in);
     s.light_theme = j.value("light_theme", s.light_theme);
-    s.font_scale = std::clamp(j.value("font_scale", s.font_scale), 0.5f, 3.0f);
+    s.font_scale = std::clamp(j.value("font_scale", s.font_scale), 0.5f, 2.5f);
+    s.left_panel = j.value("left_panel", s.left_panel);
     s.colormap = j.value("colormap", s.colormap);
     s.fixed_range = j.value("fixed_range", s.fixed_range);
     s.window_width = std::clamp(j.value("window_width", s.window_width), 640, 8192);
@@ -51,6 +52,7 @@ bool save_settings(const Settings& s, std::string& problem) {
   if (path.empty()) return true;
   nlohmann::json j = {{"light_theme", s.light_theme},
                       {"font_scale", s.font_scale},
+                      {"left_panel", s.left_panel},
                       {"colormap", s.colormap},
                       {"fixed_range", s.fixed_range},
                       {"window_width", s.window_width},

@@ -10,6 +10,7 @@ namespace attnscope {
 struct Settings {
   bool light_theme = false;
   float font_scale = 1.0f;
+  bool left_panel = true;  // the controls on the left are shown (Ctrl+B)
   std::string colormap = "viridis";
   bool fixed_range = false;
   int window_width = 1600;

@@ -149,12 +149,12 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   ImGui::Text("font %.0f%%", prefs.font_scale * 100);
   ImGui::SameLine();
   if (ImGui::SmallButton("\xE2\x88\x92")) {
-    prefs.font_scale = std::max(0.6f, prefs.font_scale - 0.1f);
+    prefs.font_scale = std::max(kMinFontScale, prefs.font_scale - kFontScaleStep);
     style_changed = true;
   }
   ImGui::SameLine();
   if (ImGui::SmallButton("+")) {
-    prefs.font_scale = std::min(2.5f, prefs.font_scale + 0.1f);
+    prefs.font_scale = std::min(kMaxFontScale, prefs.font_scale + kFontScaleStep);
     style_changed = true;
   }
   help("Ctrl + / Ctrl \xE2\x88\x92");

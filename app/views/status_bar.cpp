@@ -102,7 +102,11 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
   float x = 0;
   for (Item& it : items) {
     const float extra = it.dismiss ? dismiss_w : 0.0f;
-    const float w = ImGui::CalcTextSize(to_imgui(it.text).c_str()).x + extra;
+    float w = ImGui::CalcTextSize(to_imgui(it.text).c_str()).x + extra;
+    // The frame time changes every frame: measured at its widest, so the rows (and the panels'
+    // layout above them) never jump between frames.
+    if (std::string(it.kind) == "frame")
+      w = std::max(w, ImGui::CalcTextSize("frame 9999.9 ms  computing\xE2\x80\xA6").x);
     if (x > 0 && x + gap + w <= width) {
       it.row = row, it.x = x + gap, it.w = w;
     } else if (w <= width) {

@@ -1,5 +1,6 @@
 #include "core/session/session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -123,6 +124,24 @@ class Reader {
       fail(key, expected, describe(*v));
     }
   }
+  // An array of distinct strings, each one of `choices`.
+  void get_choices(const std::string& key, std::vector<std::string>& out,
+                   std::initializer_list<const char*> choices) const {
+    if (const json* v = find(key)) {
+      std::string expected;
+      for (const char* c : choices) expected += (expected.empty() ? "" : ", ") + json(c).dump();
+      expected = "an array of distinct names among " + expected;
+      if (!v->is_array() || v->size() > choices.size()) fail(key, expected, describe(*v));
+      out.clear();
+      for (const json& x : *v) {
+        const bool known = x.is_string() && std::any_of(choices.begin(), choices.end(),
+                                                        [&](const char* c) { return x == c; });
+        if (!known || std::find(out.begin(), out.end(), x.get<std::string>()) != out.end())
+          fail(key, expected, "an element " + describe(x));
+        out.push_back(x.get<std::string>());
+      }
+    }
+  }
   // An array of at most `max_count` integers from 0 to `max_value` (indices).
   void get_indices(const std::string& key, std::vector<int>& out, std::size_t max_count,
                    int max_value) const {
@@ -225,12 +244,17 @@ std::string session_to_json(const Session& s) {
                 {"overlay_heads", s.overlay_heads},
                 {"model_sort", s.model_sort},
                 {"model_filter", s.model_filter},
-                {"model_filter_min", s.model_filter_min}}},
+                {"model_filter_min", s.model_filter_min},
+                {"top_k", s.top_k},
+                {"focus_view", s.focus_view},
+                {"focus_slot", s.focus_slot},
+                {"tabs", s.tabs}}},
               {"display",
                {{"theme", s.theme},
                 {"colormap", s.colormap},
                 {"fixed_range", s.fixed_range},
                 {"font_scale", s.font_scale},
+                {"left_panel", s.left_panel},
                 {"log_scale", s.log_scale},
                 {"log_floor", s.log_floor}}}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
@@ -329,12 +353,18 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get_summary_key("model_sort", s.model_sort);
   view.get_summary_key("model_filter", s.model_filter);
   view.get("model_filter_min", s.model_filter_min, -1e6f, 1e6f);
+  view.get("top_k", s.top_k, 1, kSessionMaxArcsTopK);
+  view.get_choice("focus_view", s.focus_view,
+                  {"", "heatmap", "arcs", "lines", "meaning", "formula", "model"});
+  view.get("focus_slot", s.focus_slot, 0, kSessionSlots - 1);
+  view.get_choices("tabs", s.tabs, {"arcs", "lines", "meaning", "formula"});
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});
   display.get("colormap", s.colormap, 64);
   display.get("fixed_range", s.fixed_range);
-  display.get("font_scale", s.font_scale, 0.5f, 3.0f);
+  display.get("font_scale", s.font_scale, 0.5f, 2.5f);
+  display.get("left_panel", s.left_panel);
   display.get("log_scale", s.log_scale);
   display.get("log_floor", s.log_floor, 1e-9f, 0.5f);
   return s;

@@ -19,7 +19,11 @@
 // "hide_special" (booleans: those keys hidden, rows renormalised), "query_combine" ("mean" |
 // "sum"), "overlay" (boolean) and "overlay_heads" (head indices of the lines view's overlay),
 // "model_sort" and "model_filter" (a head summary key of core/analysis/head_summary.h, "" for the
-// model's order / every head) and "model_filter_min" (the filter's threshold); a text may add
+// model's order / every head) and "model_filter_min" (the filter's threshold), "top_k" (the lines'
+// and arcs' strongest keys per query, 1-20), "focus_view" ("" or the view filling the window:
+// "heatmap", "arcs", "lines", "meaning", "formula", "model") and "focus_slot" (its sentence,
+// 0-based), "tabs" (the views chosen in the tab regions: "arcs", "lines", "meaning",
+// "formula"); "display" may add "left_panel" (the controls on the left shown); a text may add
 // "selected_queries" (token indices, several selected queries) and "generation" (the Generate
 // button's settings: {"tokens": N, "temperature": T, "top_k": K, "seed": S}).
 //
@@ -82,6 +86,11 @@ struct Session {
   std::string colormap = "viridis";
   bool fixed_range = false;
   float font_scale = 1.0f;
+  bool left_panel = true;
+  int top_k = 5;                  // lines and arcs: each query's k strongest keys
+  std::string focus_view;         // "" or the view filling the window (focus mode)
+  int focus_slot = 0;             // its sentence
+  std::vector<std::string> tabs;  // the views chosen in the tab regions (empty: the defaults)
   // What the views draw (app/views/shown_matrix.h).
   std::string panel = "sentences";  // sentences | model
   std::string aggregate;            // "": one head
@@ -100,6 +109,7 @@ inline constexpr std::size_t kSessionMaxSelectedQueries = 4096;
 inline constexpr int kSessionMaxGenerateTokens = 512;
 inline constexpr float kSessionMaxTemperature = 2.0f;
 inline constexpr int kSessionMaxTopK = 1 << 20;
+inline constexpr int kSessionMaxArcsTopK = 20;  // the lines' and arcs' top-k slider
 inline constexpr std::int64_t kSessionMaxSeed = std::int64_t{1} << 30;
 
 std::string session_to_json(const Session& session);
