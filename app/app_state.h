@@ -87,6 +87,9 @@ struct AppState {
   bool model_view = false;  // the main area shows every layer × head (app/views/model_view.h)
   int model_view_slot = 0;  // whose sentence the model view shows
   bool overlay = false;     // the lines view overlays several heads of the layer
+  // Lines and arcs draw each query's k strongest keys. Kept as chosen: a text too short for k
+  // clamps where it is used, never here (retyping or clearing must not lose it).
+  int top_k = 5;
   std::vector<int> overlay_heads;  // which heads (sorted), toggled by their swatches
   // The model view's sort and filter, as head summary keys (core/analysis/head_summary.h; "":
   // the model's head order / every head) so a saved session names them.

@@ -8,6 +8,7 @@
 
 #include "app/render/text_layer.h"
 #include "app/ui/head_palette.h"
+#include "app/ui/layout.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -44,6 +45,11 @@ void handle_token_hover(ViewContext& ctx, ImVec2 a, ImVec2 b, int token) {
     ctx.app.focus.hover(ctx.slot, token);
     if (ImGui::IsMouseClicked(0)) ctx.app.slots[ctx.slot].locked_token = token;
   }
+}
+
+// Token j's label in the lines and arcs.
+std::string label_of(const ViewContext& ctx, int j) {
+  return j < static_cast<int>(ctx.trace->tokens.size()) ? token_label(*ctx.trace, j, 10) : "?";
 }
 
 // Where a view of this file was drawn, for ctx.layout (in pixels of the saved image).
@@ -144,7 +150,7 @@ void ArcsView::DrawOverlayLines(ViewContext& ctx, ImVec2 left, ImVec2 right, flo
         if (t < 0.05f) continue;
         dl->AddLine(ImVec2(left.x, y_of(left.y, i)), ImVec2(right.x, y_of(right.y, j)),
                     rgb8(head_color(h), all ? 0.05f + 0.35f * t : 0.12f + 0.5f * t),
-                    1.0f + 2.0f * t);
+                    ImGui::GetFontSize() / 15.0f * (1.0f + 2.0f * t));
       }
     }
   }
@@ -180,8 +186,17 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
   ImGui::BeginChild("##columns", size, false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   if (!too_many(ctx, size)) {
+    const float font = ImGui::GetFontSize();
     const float controls_h = DrawOverlayControls(ctx, size.x);
-    DrawColumnLines(ctx, ImVec2(size.x, std::max(size.y - controls_h, ImGui::GetFontSize() * 3)));
+    const ImVec2 room(size.x, std::max(size.y - controls_h, font * 3));
+    // Rows never get smaller than a readable label: a long text scrolls instead of fanning out.
+    const int rows = static_cast<int>(std::max(ctx.weights->rows(), ctx.weights->cols()));
+    const float content_h = std::max(room.y, rows * font * kMinLabel * 1.08f + font * 1.6f);
+    const bool scrolls = content_h > room.y + 0.5f;
+    ImGui::BeginChild("##lines", room, false, scrolls ? 0 : ImGuiWindowFlags_NoScrollbar);
+    const float bar = scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    DrawColumnLines(ctx, ImVec2(room.x - bar, content_h));
+    ImGui::EndChild();
   }
   ImGui::EndChild();
 }
@@ -189,21 +204,31 @@ void ArcsView::DrawColumns(ViewContext& ctx, ImVec2 size) {
 void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
-  const Tokens& tokens = ctx.trace->tokens;
   const int n = static_cast<int>(w.rows()), m = static_cast<int>(w.cols());
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize();
   const float row_h = std::min(font * 1.45f, (size.y - font * 1.6f) / std::max(n, m));
-  const bool labels_fit = row_h >= font * 0.75f;
+  // Labels at the font's size while rows allow, never below kMinLabel of it; smaller rows label
+  // every k-th token, and always the hovered, locked and selected ones.
+  const float label_size = std::clamp(row_h * 0.92f, font * kMinLabel, font);
+  const int every = std::max(1, static_cast<int>(std::ceil(label_size * 1.04f / row_h - 1e-4f)));
+  std::vector<int> always = ctx.shown->queries;
+  if (ctx.focus >= 0) always.push_back(ctx.focus);
+  if (const int locked = ctx.app.slots[ctx.slot].locked_token; locked >= 0)
+    always.push_back(locked);
+  const std::vector<int> labelled =
+      thinned_labels(0, std::max(n, m) - 1, every, always, row_h, label_size * 1.04f);
   float label_w = 0;
-  for (int i = 0; i < std::max(n, m) && i < static_cast<int>(tokens.size()); ++i)
-    label_w = std::max(label_w, text_layer().measure(token_label(*ctx.trace, i, 10), font).x);
+  for (int i : labelled)
+    label_w = std::max(label_w, text_layer().measure(label_of(ctx, i), label_size).x);
   const float col_w = std::min(size.x * 0.34f, label_w + font * 0.8f);
+  const float stroke = font / 15.0f;  // strokes follow the presentation scale
   const float xl = origin.x + col_w, xr = origin.x + size.x - col_w;  // line ends
   const float top = origin.y + font * 1.5f;
   dl->AddText(ImVec2(origin.x, origin.y), colors.text_dim, "queries");
   dl->AddText(ImVec2(xr + 6, origin.y), colors.text_dim, "keys");
+  const int top_k = shown_top_k(ctx.app.top_k, m);
   if (top_k < m && !ctx.app.overlay) {  // say that lines were left out, between the headers
     char note[24];
     std::snprintf(note, sizeof note, "top %d", top_k);
@@ -231,7 +256,7 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
         ImU32 c = focused ? with_alpha(colors.arc, 0.15f + 0.85f * t)
                           : with_alpha(colors.arc, 0.06f + 0.3f * t);
         dl->AddLine(ImVec2(xl + 4, yi), ImVec2(xr - 4, yj), c,
-                    focused ? 1.0f + 5.0f * t : 1.0f + 1.5f * t);
+                    stroke * (focused ? 1.0f + 5.0f * t : 1.0f + 1.5f * t));
       }
     }
   nlohmann::json labels_json = nlohmann::json::array();
@@ -241,40 +266,47 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
     labels_json.push_back(label_json(i, label, drawn, ctx.pixel_scale));
     labels_json.back()["side"] = side;
   };
-  for (int i = 0; i < std::max(n, m); ++i) {
-    std::string label = i < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, i, 10) : "?";
-    float y = top + i * row_h;
-    ImVec2 ts = text_layer().measure(label, font);
-    bool focused = i == ctx.focus || selected(ctx, i);
-    if (labels_fit || focused) {
-      if (i < n) {
-        ImVec2 p(xl - ts.x - 2, y + (row_h - ts.y) / 2);
-        if (focused)
-          dl->AddRectFilled(ImVec2(p.x - 3, y), ImVec2(xl + 1, y + row_h),
-                            with_alpha(colors.focus, 0.25f), 3.0f);
-        record(i, label,
-               text_layer().draw(dl, p, label, font, focused ? colors.focus : colors.text),
-               "query");
-      }
-      if (i < m) {
-        // Keys are tinted by the focused query's weight on them (or the selection's combined row).
-        if (row && !ctx.app.overlay) {
-          float t = range.position(row[i]);
-          dl->AddRectFilled(ImVec2(xr, y + 1), ImVec2(xr + 4 + ts.x + 2, y + row_h - 1),
-                            with_alpha(colors.arc, 0.45f * t), 3.0f);
-        }
-        record(
-            i, label,
-            text_layer().draw(dl, ImVec2(xr + 4, y + (row_h - ts.y) / 2), label, font, colors.text),
-            "key");
-      }
+  TextOptions cut;
+  cut.max_width = col_w - font * 0.5f;  // a longer label ends in "…"
+  for (int i : labelled) {
+    const std::string label = label_of(ctx, i);
+    const float y = top + i * row_h, cy = y + row_h / 2;
+    const ImVec2 ts = text_layer().measure(label, label_size, cut);
+    const bool focused = i == ctx.focus || selected(ctx, i);
+    if (i < n) {
+      const ImVec2 p(xl - ts.x - 2, cy - ts.y / 2);
+      if (focused)
+        dl->AddRectFilled(ImVec2(p.x - 3, cy - label_size * 0.55f),
+                          ImVec2(xl + 1, cy + label_size * 0.55f), with_alpha(colors.focus, 0.25f),
+                          3.0f);
+      record(i, label,
+             text_layer().draw(dl, p, label, label_size, focused ? colors.focus : colors.text, cut),
+             "query");
     }
+    if (i < m) {
+      // Keys are tinted by the focused query's weight on them (or the selection's combined row).
+      if (row && !ctx.app.overlay) {
+        const float t = range.position(row[i]);
+        dl->AddRectFilled(ImVec2(xr, cy - label_size * 0.55f),
+                          ImVec2(xr + 4 + ts.x + 2, cy + label_size * 0.55f),
+                          with_alpha(colors.arc, 0.45f * t), 3.0f);
+      }
+      record(
+          i, label,
+          text_layer().draw(dl, ImVec2(xr + 4, cy - ts.y / 2), label, label_size, colors.text, cut),
+          "key");
+    }
+  }
+  for (int i = 0; i < std::max(n, m); ++i) {
+    const float y = top + i * row_h;
     if (i < n) handle_token_hover(ctx, ImVec2(origin.x, y), ImVec2(xl, y + row_h), i);
     if (i < m) handle_token_hover(ctx, ImVec2(xr, y), ImVec2(origin.x + size.x, y + row_h), i);
   }
   if (ctx.layout) {
     nlohmann::json box = layout_box(ctx, "columns", origin, size);
     box["row_h"] = row_h * ctx.pixel_scale;
+    box["label_size"] = label_size * ctx.pixel_scale;
+    box["label_every"] = every;
     box["top"] = top * ctx.pixel_scale;
     box["overlay"] = ctx.app.overlay;
     box["overlay_heads"] = ctx.app.overlay_heads;
@@ -325,14 +357,15 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   if (!selection && f < 0 && is_causal(w)) f = n - 1, mode = "last";
   if (!selection && f < 0) mode = "strongest";
   const float* row = selection ? ctx.shown->focus_row(ctx.focus) : f >= 0 ? &w(f, 0) : nullptr;
-  top_k = std::clamp(top_k, 1, std::max(1, static_cast<int>(w.cols())));
+  // The chosen k stays as chosen (AppState::top_k); a shorter text only clamps its use here.
+  const int top_k = shown_top_k(ctx.app.top_k, static_cast<int>(w.cols()));
   const float threshold = row ? top_k_threshold(row, static_cast<int>(w.cols()), top_k) : 0.0f;
 
   // Header: what is drawn, the top-k control and the threshold it gives.
   const auto dim = ImGui::ColorConvertU32ToFloat4(colors.text_dim);
   ImGui::SetNextItemWidth(font * 5.5f);
-  ImGui::SliderInt(ctx.slot == 0 ? "##topk0" : "##topk1", &top_k, 1,
-                   std::min(20, std::max(1, static_cast<int>(w.cols()))), "top %d");
+  ImGui::SliderInt(ctx.slot == 0 ? "##topk0" : "##topk1", &ctx.app.top_k, 1, kMaxTopK, "top %d");
+  ctx.app.top_k = std::clamp(ctx.app.top_k, 1, kMaxTopK);  // Ctrl+click may type any number
   ImGui::SameLine();
   const std::string who = f >= 0 && f < static_cast<int>(ctx.trace->tokens.size())
                               ? token_label(*ctx.trace, f, 14)
@@ -340,23 +373,45 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
   if (selection)
     ImGui::TextColored(dim,
                        "%d selected queries: their %d strongest keys (weight \xE2\x89\xA5 %.3f)",
-                       static_cast<int>(ctx.shown->queries.size()),
-                       std::min(top_k, static_cast<int>(w.cols())), threshold);
+                       static_cast<int>(ctx.shown->queries.size()), top_k, threshold);
   else if (f >= 0) {  // the quoted token shaped (Arabic joined); the numbers in the UI font
     ImGui::TextColored(dim, "%s\"", std::string(mode) == "last" ? "last token " : "");
     ImGui::SameLine(0, 0);
     shaped_text(who, colors.text_dim);
     ImGui::SameLine(0, 0);
-    ImGui::TextColored(dim, "\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s",
-                       std::min(top_k, static_cast<int>(w.cols())), threshold,
+    ImGui::TextColored(dim, "\": its %d strongest keys (weight \xE2\x89\xA5 %.3f)%s", top_k,
+                       threshold,
                        std::string(mode) == "last" ? " \xC2\xB7 hover a token to choose" : "");
   } else
     ImGui::TextColored(dim, "the strongest key of every query \xC2\xB7 hover a token for its arcs");
   const float header_h = ImGui::GetCursorScreenPos().y - origin.y;
-  const ImVec2 pic(origin.x, origin.y + header_h);
   const ImVec2 pic_size(size.x, std::max(font * 3, size.y - header_h));
+  // Every token gets the width of its label: a sentence wider than the pane scrolls sideways
+  // (following the shown query) instead of squeezing its arcs into a tangle.
+  const int keys = static_cast<int>(w.cols());
+  float natural = 0;
+  for (int j = 0; j < keys; ++j)
+    natural += text_layer().measure(label_of(ctx, j), font).x + font * 0.8f;
+  const bool scrolls = natural > pic_size.x;
+  ImGui::BeginChild("##arcs_picture", pic_size, false,
+                    scrolls
+                        ? ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse
+                        : ImGuiWindowFlags_NoScrollbar);
+  const float bar = scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+  const ImVec2 pic = ImGui::GetCursorScreenPos();
   nlohmann::json labels = nlohmann::json::array();
-  DrawArcs(ctx, pic, pic_size, f, row, ctx.layout ? &labels : nullptr);
+  DrawArcs(ctx, pic, ImVec2(std::max(natural, pic_size.x), pic_size.y - bar), f, row,
+           ctx.layout ? &labels : nullptr);
+  // Keep the shown query in view when it was chosen elsewhere (never under the pointer: the
+  // picture must not slide away from a token being hovered here).
+  const float scroll = ImGui::GetScrollX(), seen_x = focus_x_ - pic.x;
+  const bool out_of_view = seen_x < scroll || seen_x > scroll + pic_size.x;
+  if (scrolls && f >= 0 && f != arcs_scrolled_to_ && out_of_view &&
+      !ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
+    ImGui::SetScrollX(std::max(0.0f, seen_x - pic_size.x / 2));
+    arcs_scrolled_to_ = f;
+  }
+  ImGui::EndChild();
   if (ctx.layout) {
     nlohmann::json box = layout_box(ctx, "arcs", origin, size);
     box["mode"] = mode;
@@ -364,6 +419,7 @@ void ArcsView::DrawArcDiagram(ViewContext& ctx, ImVec2 size) {
     box["top_k"] = top_k;
     box["threshold"] = threshold;
     box["labels"] = labels;
+    box["scrolls"] = scrolls;
     ctx.layout->push_back(std::move(box));
   }
   ImGui::SetCursorScreenPos(origin);
@@ -374,18 +430,13 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
                         nlohmann::json* labels_json) {
   const ThemeColors& colors = theme_colors();
   const Matrix& w = *ctx.weights;
-  const Tokens& tokens = ctx.trace->tokens;
   const int n = static_cast<int>(w.cols());
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize(), s = ctx.pixel_scale;
   // The sentence's natural width decides whether its labels need a second (staggered) row.
   float natural = 0;
   for (int j = 0; j < n; ++j)
-    natural +=
-        text_layer()
-            .measure(j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10) : "?", font)
-            .x +
-        font * 0.8f;
+    natural += text_layer().measure(label_of(ctx, j), font).x + font * 0.8f;
   const float baseline = origin.y + size.y - font * (natural > size.x ? 2.7f : 1.6f);
   const float max_h = std::max(font, baseline - origin.y - font * 1.3f);  // room for a label
   const ColorScale& range = ctx.shown->scale;
@@ -417,7 +468,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   std::vector<std::string> labels(static_cast<size_t>(n));
   std::vector<float> widths(static_cast<size_t>(n)), centers(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
-    labels[j] = j < static_cast<int>(tokens.size()) ? token_label(*ctx.trace, j, 10) : "?";
+    labels[j] = label_of(ctx, j);
     widths[j] = text_layer().measure(labels[j], font).x + font * 0.8f;
   }
   const float total = std::accumulate(widths.begin(), widths.end(), 0.0f);
@@ -425,6 +476,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   float x = origin.x + (size.x - total * k) / 2;
   for (int j = 0; j < n; ++j) {
     centers[j] = x + widths[j] * k / 2;
+    if (j == f) focus_x_ = centers[j];
     handle_token_hover(ctx, ImVec2(x, baseline), ImVec2(x + widths[j] * k, origin.y + size.y), j);
     x += widths[j] * k;
   }
@@ -462,7 +514,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   };
   std::vector<Arc> arcs;
   if (row) {  // from f, or (f = -1) from the middle of the selection
-    const float threshold = top_k_threshold(row, n, top_k);
+    const float threshold = top_k_threshold(row, n, shown_top_k(ctx.app.top_k, n));
     for (int j = 0; j < n; ++j)
       if (row[j] >= threshold && row[j] / range.vmax >= 0.005f) arcs.push_back({f, j, row[j]});
   } else {
@@ -485,7 +537,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
   for (auto it = arcs.rbegin(); it != arcs.rend(); ++it) {  // strongest drawn last, on top
     const float t = it->weight / range.vmax;
     const ImU32 c = with_alpha(colors.arc, row ? 0.25f + 0.75f * t : 0.15f + 0.6f * t);
-    const float thickness = row ? 1.0f + 7.0f * t : 1.0f + 3.0f * t;
+    const float thickness = font / 15.0f * (row ? 1.0f + 7.0f * t : 1.0f + 3.0f * t);
     if (it->to == it->from) {  // attention to itself: a loop above the token
       dl->AddCircle(ImVec2(centers[it->to], baseline - font * 0.6f), font * 0.45f, c, 20,
                     thickness);

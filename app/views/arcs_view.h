@@ -4,6 +4,7 @@
 // focused token to every other token, thickness ∝ weight). Hover focuses a token, click locks it.
 // The lines can overlay several heads of the layer at once (BertViz's head view), each in its
 // colour of app/ui/head_palette.h, each toggled by a click on its swatch.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -15,7 +16,6 @@
 namespace attnscope {
 
 struct ArcsView {
-  int top_k = 5;  // lines and arcs: each query's k strongest keys (the threshold is shown)
   void DrawColumns(ViewContext& ctx, ImVec2 size);
   void DrawArcDiagram(ViewContext& ctx, ImVec2 size);
 
@@ -36,6 +36,8 @@ struct ArcsView {
   int overlay_layer_ = -1;
   ShownOptions overlay_options_;
   std::vector<Matrix> overlay_weights_;
+  int arcs_scrolled_to_ = -1;  // the token the arc diagram last scrolled into view
+  float focus_x_ = 0;          // where DrawArcs put the shown query (content coordinates)
 };
 
 // The k-th largest weight of row `row` (the smallest weight a top-k view keeps; ties kept too).
@@ -44,6 +46,14 @@ float top_k_threshold(const float* row, int n, int k);
 // Decoders mask the future: no query gives weight to a later key.
 bool is_causal(const Matrix& weights);
 
-inline constexpr int kMaxArcTokens = 64;  // beyond this the lines are noise; the heatmap remains
+inline constexpr int kMaxTopK = 20;  // the top-k slider's range
+// The k that lines and arcs use for a row of `keys` keys: the chosen k, at most `keys`, at least 1.
+inline int shown_top_k(int chosen, int keys) {
+  return std::max(1, std::min(chosen, keys));
+}
+
+// Up to this many tokens the lines (scrolling vertically) and arcs (sideways) are drawn; beyond,
+// the heatmap (which zooms) remains.
+inline constexpr int kMaxArcTokens = 512;
 
 }  // namespace attnscope

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "app/ui/colormap.h"
@@ -43,6 +45,31 @@ WeightRange weight_range(const Matrix& weights, bool fixed) {
   if (fixed || weights.size() == 0) return {0.0f, 1.0f};
   float max = weights.maxCoeff();
   return {0.0f, (std::isfinite(max) && max > 0.0f) ? max : 1.0f};
+}
+
+std::string fit_text(const std::string& text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  const char* ellipsis = "\xE2\x80\xA6";
+  const float room = width - ImGui::CalcTextSize(ellipsis).x;
+  // Code point by code point while the prefix fits (titles are one line: a few dozen).
+  size_t end = 0;
+  float used = 0;
+  while (end < text.size()) {
+    size_t next = end + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    used += ImGui::CalcTextSize(text.data() + end, text.data() + next).x;
+    if (used > room) break;
+    end = next;
+  }
+  return text.substr(0, end) + ellipsis;
+}
+
+const char* format_weight(char* buf, std::size_t size, float value, int decimals) {
+  const int n = std::snprintf(buf, size, "%.*f", decimals, static_cast<double>(value));
+  // "-0.00": every digit zero after the sign.
+  if (n > 1 && buf[0] == '-' && std::strspn(buf + 1, "0.") == static_cast<std::size_t>(n - 1))
+    std::memmove(buf, buf + 1, static_cast<std::size_t>(n));
+  return buf;
 }
 
 float snap(float v, float pixel_scale) {

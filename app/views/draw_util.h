@@ -44,6 +44,14 @@ void help_tooltip(const char* text);                // tooltip on the last item 
 // returns true when clicked.
 bool color_swatch(const char* id, ImU32 color, bool& on, float size);
 
+// `text` cut to fit `width` (ImGui units, the current font) with "…" at the end; whole when it
+// fits. Cuts between code points.
+std::string fit_text(const std::string& text, float width);
+
+// A weight (or any value) with `decimals` decimals, never "-0.00": a value that rounds to zero
+// prints as zero, whatever its sign. Returns `buf`.
+const char* format_weight(char* buf, std::size_t size, float value, int decimals);
+
 // Rounds to whole screen pixels at the screenshot scale so cells have crisp, testable edges.
 float snap(float v, float pixel_scale);
 
