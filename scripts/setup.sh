@@ -11,7 +11,7 @@ PACKAGES=(
   libssl-dev
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
-  xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils
+  xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
   libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji

@@ -98,6 +98,19 @@ bool queue_typed_character(unsigned cp) {
   return true;
 }
 
+bool queue_pasted_text(std::string_view utf8) {
+  bool any = false;
+  for_each_code_point(utf8, [&](unsigned cp, int, bool) { any |= needs_proxy(cp); });
+  if (!any) return false;
+  auto& q = typed_proxies();
+  const int now = ImGui::GetFrameCount();
+  for_each_code_point(utf8, [&](unsigned cp, int, bool) {
+    const unsigned c = cp == '\n' || cp == '\r' ? ' ' : proxy_for(cp);
+    if (c != 0xFFFD || cp == 0xFFFD) q.push_back({c, now});
+  });
+  return true;
+}
+
 const std::vector<std::pair<unsigned, unsigned>>& proxies() {
   return table().pairs;
 }

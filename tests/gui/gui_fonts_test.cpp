@@ -120,14 +120,15 @@ INSTANTIATE_TEST_SUITE_P(Fonts, Script, ::testing::ValuesIn(script_names()),
 
 // Typing through the real window: X key events -> GLFW -> attnscope's char callback -> ImGui.
 std::string type_into_box(const std::string& text, const std::string& typed,
-                          const std::string& keys_before) {
+                          const std::string& keys_before, const std::string& clipboard = "") {
   if (std::system("command -v xdotool >/dev/null && command -v xkbcomp >/dev/null") != 0)
     return "skip";
+  if (!clipboard.empty() && std::system("command -v xclip >/dev/null") != 0) return "skip";
   const std::string dir = test::temp_dir();
   const std::string cmd = shell_quote(ATTNSCOPE_TYPE_SCRIPT) + " " +
                           shell_quote(std::getenv("ATTNSCOPE_BIN")) + " " + shell_quote(dir) + " " +
                           shell_quote(text) + " " + shell_quote(typed) + " " +
-                          shell_quote(keys_before);
+                          shell_quote(keys_before) + " " + shell_quote(clipboard);
   if (std::system(cmd.c_str()) != 0) return "the typing script failed";
   return read_json(dir + "/layout.json")["traces"][0]["box_text"];
 }
@@ -142,6 +143,21 @@ TEST(TypedText, TypingIntoATextWithAnEmojiKeepsIt) {
   const std::string got = type_into_box("🏦 bank", "x", "End");
   if (got == "skip") GTEST_SKIP() << "xdotool or xkbcomp missing";
   EXPECT_EQ(got, "🏦 bankx");
+}
+
+// Issue 22: a pasted emoji reached the box as U+FFFD (ImGui's paste drops the proxies); now it
+// goes the typed characters' way, in order with the text around it.
+TEST(PastedText, EmojiAndCjkPastedReachTheText) {
+  const std::string got =
+      type_into_box("", "", "ctrl+v", "\xE9\x93\xB6\xF0\x9F\x8F\xA6 bank \xF0\x9F\x8C\x8A");
+  if (got == "skip") GTEST_SKIP() << "xdotool, xkbcomp or xclip missing";
+  EXPECT_EQ(got, "\xE9\x93\xB6\xF0\x9F\x8F\xA6 bank \xF0\x9F\x8C\x8A");
+}
+
+TEST(PastedText, PlainTextPastesIntoATextWithAnEmoji) {
+  const std::string got = type_into_box("\xF0\x9F\x8F\xA6 bank", "", "End ctrl+v", " of the river");
+  if (got == "skip") GTEST_SKIP() << "xdotool, xkbcomp or xclip missing";
+  EXPECT_EQ(got, "\xF0\x9F\x8F\xA6 bank of the river");
 }
 
 }  // namespace

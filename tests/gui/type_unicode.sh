@@ -1,14 +1,16 @@
 #!/bin/bash
 # Types into sentence 1's text box of the visible window with real X key events (xdotool under
 # Xvfb, no window manager), so the characters go GLFW -> attnscope's char callback -> ImGui.
-# Usage: type_unicode.sh ATTNSCOPE_BINARY OUTDIR TEXT TYPED [KEYS_BEFORE]   (run under xvfb-run)
+# Usage: type_unicode.sh ATTNSCOPE_BINARY OUTDIR TEXT TYPED [KEYS_BEFORE [CLIPBOARD]]
+# (run under xvfb-run). CLIPBOARD, when given, is put on the X clipboard (xclip) before the keys,
+# so KEYS_BEFORE "ctrl+v" pastes it.
 # Writes OUTDIR/layout.json (the app's layout file, written when Ctrl+Q quits it).
 # xdotool types a character missing from the keymap by remapping a spare keycode for a moment;
 # GLFW often reads the event after the mapping was restored and gets no character. So the
 # characters above U+00FF are bound to spare keycodes first (xkbcomp), while the app is
 # connected (a server with no client left resets its keymap).
 set -u
-bin=$1 out=$2 text=$3 typed=$4 before=${5:-}
+bin=$1 out=$2 text=$3 typed=$4 before=${5:-} clip=${6:-}
 export HOME=$out XDG_CONFIG_HOME=$out/config
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
 "$bin" --window 1280x720 --text "$text" --layout "$out/layout.json" --ready-file "$out/ready" &
@@ -35,8 +37,11 @@ for _ in $(seq 300); do [ -f "$out/ready" ] && break; sleep 0.1; done
 [ -f "$out/ready" ] || fail "the text box never had the keyboard"
 xdotool windowfocus "$wid" || fail "windowfocus"
 sleep 0.3
+if [ -n "$clip" ]; then
+  printf '%s' "$clip" | xclip -selection clipboard -i || fail "xclip could not set the clipboard"
+fi
 [ -n "$before" ] && xdotool key --delay 100 $before
-xdotool type --delay 150 "$typed"
+[ -n "$typed" ] && xdotool type --delay 150 "$typed"
 sleep 1
 xdotool key ctrl+q
 for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
