@@ -22,24 +22,8 @@ using test::read_json;
 using test::run_app;
 using test::shell_quote;
 
-const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& name, int slot) {
-  for (const auto& v : layout["views"])
-    if (v["view"] == name && v["slot"] == slot) return &v;
-  return nullptr;
-}
-
-// No two rectangles ({x, y, w, h}) of `rects` intersect.
-void expect_disjoint(const nlohmann::json& rects, const std::string& what) {
-  for (size_t a = 0; a < rects.size(); ++a)
-    for (size_t b = a + 1; b < rects.size(); ++b) {
-      const auto &p = rects[a], &q = rects[b];
-      const double px = p["x"], py = p["y"], pw = p["w"], ph = p["h"];
-      const double qx = q["x"], qy = q["y"], qw = q["w"], qh = q["h"];
-      const bool overlap = px < qx + qw && qx < px + pw && py < qy + qh && qy < py + ph;
-      EXPECT_FALSE(overlap) << what << ": '" << p["text"] << "' at (" << px << ", " << py
-                            << ") overlaps '" << q["text"] << "' at (" << qx << ", " << qy << ")";
-    }
-}
+using test::expect_disjoint;
+using test::find_view;
 
 std::string words(int n) {
   static const char* kWords[] = {"the", "river", "bank", "was", "muddy",   "after", "rain",
@@ -203,10 +187,11 @@ TEST(LongView, FormulaShowsTheSelectedRowAt40Tokens) {
       x = box["x"].get<double>() + 4, y = box["y"].get<double>() + box["h"].get<double>() / 2;
     }
   ASSERT_GT(query, 0);
-  ASSERT_EQ(run_app("--text " + shell_quote(text) + " --screenshot " + shell_quote(dir + "/g.png") +
-                    " --layout " + shell_quote(dir + "/g.json") + " --frames 12 --hover " +
-                    std::to_string(x) + "," + std::to_string(y)),
-            0);
+  ASSERT_EQ(
+      run_app("--text " + shell_quote(text) + " --screenshot " + shell_quote(dir + "/g.png") +
+              " --layout " + shell_quote(dir + "/g.json") + " --tabs formula --frames 12 --hover " +
+              std::to_string(x) + "," + std::to_string(y)),
+      0);
   const nlohmann::json layout = read_json(dir + "/g.json");
   const nlohmann::json* formula = find_view(layout, "formula", 0);
   ASSERT_NE(formula, nullptr);

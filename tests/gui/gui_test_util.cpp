@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
 #include <stb_image.h>
 #include <unistd.h>
 
@@ -94,6 +95,31 @@ std::array<double, 3> colormap_rgb(const std::string& name, double t) {
   std::array<double, 3> c{};
   for (int k = 0; k < 3; ++k) c[k] = 255.0 * (table[i][k] * (1 - f) + table[i + 1][k] * f);
   return c;
+}
+
+const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& name, int slot) {
+  for (const auto& v : layout["views"])
+    if (v.value("view", "") == name && (slot < 0 || v.value("slot", -1) == slot)) return &v;
+  return nullptr;
+}
+
+void expect_disjoint(const nlohmann::json& rects, const std::string& what) {
+  // A rectangle is {x, y, w, h} or a label's {"box": [x, y, w, h]}.
+  const auto box = [](const nlohmann::json& r) -> std::array<double, 4> {
+    if (r.contains("box") && r["box"].is_array() && r["box"].size() == 4)
+      return {r["box"][0], r["box"][1], r["box"][2], r["box"][3]};
+    return {r.value("x", 0.0), r.value("y", 0.0), r.value("w", 0.0), r.value("h", 0.0)};
+  };
+  for (size_t a = 0; a < rects.size(); ++a)
+    for (size_t b = a + 1; b < rects.size(); ++b) {
+      const auto [px, py, pw, ph] = box(rects[a]);
+      const auto [qx, qy, qw, qh] = box(rects[b]);
+      const bool overlap = px < qx + qw && qx < px + pw && py < qy + qh && qy < py + ph;
+      EXPECT_FALSE(overlap) << what << ": '" << rects[a].value("text", std::string()) << "' at ("
+                            << px << ", " << py << ", " << pw << "x" << ph << ") overlaps '"
+                            << rects[b].value("text", std::string()) << "' at (" << qx << ", " << qy
+                            << ", " << qw << "x" << qh << ")";
+    }
 }
 
 }  // namespace attnscope::test

@@ -25,6 +25,13 @@ struct Image {
 };
 Image read_png(const std::string& path);  // throws std::runtime_error
 
+// The first view entry of the layout file named `name` (for sentence `slot`; -1: any), or null.
+const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& name,
+                                int slot = -1);
+// No two rectangles ({x, y, w, h}, with an optional "text") of `rects` intersect; a failure names
+// both and `what`.
+void expect_disjoint(const nlohmann::json& rects, const std::string& what);
+
 // The test's own reading of assets/colormaps/NAME.csv and its linear interpolation, in 0..255.
 std::array<double, 3> colormap_rgb(const std::string& name, double t);
 
