@@ -15,10 +15,6 @@
 namespace attnscope {
 
 namespace {
-struct Arc {
-  int from, to;  // from -1: the middle of the selected queries
-  float weight;
-};
 
 Figure build(const FigureRequest& r) {
   const FigurePalette pal = figure_palette(r.light);
@@ -37,20 +33,7 @@ Figure build(const FigureRequest& r) {
   const float* row = selection ? shown.combined.data() : f >= 0 ? &w(f, 0) : nullptr;
   const int top_k = shown_top_k(r.top_k, n);
   const float threshold = row ? top_k_threshold(row, n, top_k) : 0.0f;
-  std::vector<Arc> arcs;
-  if (row) {
-    for (int j = 0; j < n; ++j)
-      if (row[j] >= threshold && row[j] / range.vmax >= 0.005f) arcs.push_back({f, j, row[j]});
-  } else {
-    for (int i = 0; i < w.rows(); ++i) {
-      int best = 0;
-      for (int j = 1; j < n; ++j)
-        if (w(i, j) > w(i, best)) best = j;
-      arcs.push_back({i, best, w(i, best)});
-    }
-  }
-  std::stable_sort(arcs.begin(), arcs.end(),
-                   [](const Arc& a, const Arc& b) { return a.weight > b.weight; });
+  const std::vector<Arc> arcs = choose_arcs(w, row, f, top_k, range.vmax);
 
   std::vector<std::string> labels(static_cast<size_t>(n));
   std::vector<float> widths(static_cast<size_t>(n));

@@ -38,12 +38,15 @@ struct LayoutDeleter {
 };
 }  // namespace
 
+// Noto Color Emoji is deliberately not named (as in the figures, app/figure/pango_text.cpp): it
+// has glyphs for the keycap bases (0-9, #, *) and, named, Pango drew digits, spaces and "=" near
+// them from it, grey and spaced out ("0 . 2 1"). fontconfig's fallback still finds it for emoji.
 const char* font_families(FontKind font) {
   return font == FontKind::kMono
              ? "DejaVu Sans Mono, Noto Sans Mono, Noto Sans CJK SC, Noto Sans Arabic, "
-               "Noto Sans Hebrew, Noto Sans Devanagari, Noto Sans Thai, Noto Color Emoji"
+               "Noto Sans Hebrew, Noto Sans Devanagari, Noto Sans Thai"
              : "DejaVu Sans, Noto Sans, Noto Sans CJK SC, Noto Sans Arabic, Noto Sans Hebrew, "
-               "Noto Sans Devanagari, Noto Sans Thai, Noto Color Emoji";
+               "Noto Sans Devanagari, Noto Sans Thai";
 }
 
 ShapedText shape_text(const ShapeRequest& r, bool rasterise, std::uint32_t rgb) {

@@ -37,7 +37,7 @@ bool parse_view_name(const std::string& name, ViewId& out);
 std::string parse_view_list(const std::string& list, std::set<ViewId>& out);
 
 // Sizes in unscaled font sizes (base_font) unless said otherwise.
-inline constexpr float kHeatmapShare = 0.6f;    // the grid's side: at most this × window height
+inline constexpr float kHeatmapShare = 0.62f;   // the grid's side: at most this × window height
 inline constexpr float kMinRegionLines = 6.5f;  // a tab region under the heatmap: at least this
 inline constexpr float kMinSideColumn = 17.0f;  // a column beside the heatmap: at least this
 inline constexpr float kMinGridSide = 17.5f;    // below this the sentences stack and scroll

@@ -527,10 +527,8 @@ void MainWindow::DrawExplorer(App& app, const Fonts& fonts, ColormapRenderer& re
   if (model_view_shown) {
     const int slot = st.show_second ? std::clamp(st.model_view_slot, 0, 1) : 0;
     ViewContext ctx = make_context(app, fonts, slot, layout, scale, shown_cache[slot]);
+    // Its own header says what it shows; F (or View → Focus) lets it fill the window.
     begin_pane("##model", L.main, ImGuiWindowFlags_NoScrollbar, false);
-    if (PaneTitle(ctx, ViewId::kModel,
-                  "every layer \xC3\x97 head of sentence " + std::to_string(slot + 1), false))
-      prefs.focus_slot = slot, prefs.focus_view = ViewId::kModel;
     DrawView(ViewId::kModel, ctx, renderer, ImGui::GetContentRegionAvail());
     ImGui::EndChild();
     ImGui::End();

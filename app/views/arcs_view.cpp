@@ -317,6 +317,26 @@ void ArcsView::DrawColumnLines(ViewContext& ctx, ImVec2 size) {
   ImGui::Dummy(size);
 }
 
+std::vector<Arc> choose_arcs(const Matrix& w, const float* row, int from, int top_k, float vmax) {
+  const int n = static_cast<int>(w.cols());
+  std::vector<Arc> arcs;
+  if (row) {
+    const float threshold = top_k_threshold(row, n, top_k);
+    for (int j = 0; j < n; ++j)
+      if (row[j] >= threshold && row[j] / vmax >= 0.005f) arcs.push_back({from, j, row[j]});
+  } else {
+    for (int i = 0; i < w.rows(); ++i) {
+      int best = 0;
+      for (int j = 1; j < n; ++j)
+        if (w(i, j) > w(i, best)) best = j;
+      arcs.push_back({i, best, w(i, best)});
+    }
+  }
+  std::stable_sort(arcs.begin(), arcs.end(),
+                   [](const Arc& a, const Arc& b) { return a.weight > b.weight; });
+  return arcs;
+}
+
 float top_k_threshold(const Matrix& weights, int row, int k) {
   const int n = static_cast<int>(weights.cols());
   if (n == 0 || k <= 0) return 0.0f;
@@ -508,25 +528,7 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
     if (j != f) token_text(j);
 
   // The curves: query f's top-k keys, or each query's strongest key.
-  struct Arc {
-    int from, to;
-    float weight;
-  };
-  std::vector<Arc> arcs;
-  if (row) {  // from f, or (f = -1) from the middle of the selection
-    const float threshold = top_k_threshold(row, n, shown_top_k(ctx.app.top_k, n));
-    for (int j = 0; j < n; ++j)
-      if (row[j] >= threshold && row[j] / range.vmax >= 0.005f) arcs.push_back({f, j, row[j]});
-  } else {
-    for (int i = 0; i < w.rows(); ++i) {
-      int best = 0;
-      for (int j = 1; j < n; ++j)
-        if (w(i, j) > w(i, best)) best = j;
-      arcs.push_back({i, best, w(i, best)});
-    }
-  }
-  std::sort(arcs.begin(), arcs.end(),
-            [](const Arc& a, const Arc& b) { return a.weight > b.weight; });
+  const std::vector<Arc> arcs = choose_arcs(w, row, f, shown_top_k(ctx.app.top_k, n), range.vmax);
   float selection_x = 0;
   for (int q : ctx.shown->queries) selection_x += centers[std::clamp(q, 0, n - 1)];
   if (!ctx.shown->queries.empty()) selection_x /= static_cast<float>(ctx.shown->queries.size());

@@ -40,6 +40,17 @@ struct ArcsView {
   float focus_x_ = 0;          // where DrawArcs put the shown query (content coordinates)
 };
 
+// One arc of the arc diagram (window and figure alike).
+struct Arc {
+  int from, to;  // from -1: the middle of the selected queries
+  float weight;
+};
+// The arcs the diagram draws: from `row` (query `from`'s, or the selection's combined row with
+// from = -1) its `top_k` strongest keys at or above 0.5% of `vmax`; with no row, every query's
+// strongest key. Strongest first (ties in key order).
+std::vector<Arc> choose_arcs(const Matrix& weights, const float* row, int from, int top_k,
+                             float vmax);
+
 // The k-th largest weight of row `row` (the smallest weight a top-k view keeps; ties kept too).
 float top_k_threshold(const Matrix& weights, int row, int k);
 float top_k_threshold(const float* row, int n, int k);

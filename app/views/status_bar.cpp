@@ -81,10 +81,7 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
     else
       items.push_back({"slot", printf_string("%d: \xE2\x80\x94", s + 1), colors.text_dim});
   }
-  items.push_back(
-      {"frame",
-       printf_string("frame %.1f ms%s", frame_ms, app.computing() ? "  computing\xE2\x80\xA6" : ""),
-       colors.text_dim});
+  items.push_back({"frame", printf_string("frame %.1f ms", frame_ms), colors.text_dim});
   if (!error_.empty())
     items.push_back({"error", message_excerpt(error_, kMaxMessageBytes), colors.error, true});
   if (!st.message.empty() && !st.message_is_error)
@@ -105,8 +102,7 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
     float w = ImGui::CalcTextSize(to_imgui(it.text).c_str()).x + extra;
     // The frame time changes every frame: measured at its widest, so the rows (and the panels'
     // layout above them) never jump between frames.
-    if (std::string(it.kind) == "frame")
-      w = std::max(w, ImGui::CalcTextSize("frame 9999.9 ms  computing\xE2\x80\xA6").x);
+    if (std::string(it.kind) == "frame") w = std::max(w, ImGui::CalcTextSize("frame 999.9 ms").x);
     if (x > 0 && x + gap + w <= width) {
       it.row = row, it.x = x + gap, it.w = w;
     } else if (w <= width) {
@@ -122,6 +118,16 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
     }
     x = it.x + it.w;
   }
+  // "computing…" after the frame time where its row has room (never a row of its own: the bar
+  // would grow and shrink as work starts and ends).
+  const char* computing = "  computing\xE2\x80\xA6";
+  for (Item& it : items)
+    if (std::string(it.kind) == "frame" && app.computing()) {
+      const float extra = ImGui::CalcTextSize(computing).x;
+      const bool last_in_row = std::none_of(
+          items.begin(), items.end(), [&](const Item& o) { return o.row == it.row && o.x > it.x; });
+      if (last_in_row && it.x + it.w + extra <= width) it.text += computing, it.w += extra;
+    }
   const int rows = row + 1;
   const float bar_h = height + (rows - 1) * (line_h + row_gap);
   const ImVec2 bar_pos(vp->Pos.x, vp->Pos.y + vp->Size.y - bar_h);

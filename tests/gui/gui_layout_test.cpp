@@ -23,17 +23,7 @@ using test::read_json;
 using test::run_app;
 using test::shell_quote;
 
-// n words the lesson model knows (one token each).
-std::string words(int n) {
-  static const char* kWords[] = {"the", "river", "bank", "was", "muddy", "after", "rain",
-                                 "and", "money", "went", "to",  "the",   "old",   "boat"};
-  std::string s;
-  for (int i = 0; i < n; ++i) {
-    if (i) s += ' ';
-    s.append(kWords[(i * 5 + i / 3) % 14]);
-  }
-  return s;
-}
+using test::words;
 
 struct AppRun {
   int status = -1;

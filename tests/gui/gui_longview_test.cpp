@@ -24,17 +24,7 @@ using test::shell_quote;
 
 using test::expect_disjoint;
 using test::find_view;
-
-std::string words(int n) {
-  static const char* kWords[] = {"the", "river", "bank", "was", "muddy",   "after", "rain",
-                                 "and", "money", "went", "to",  "deposit", "his",   "boat"};
-  std::string s;
-  for (int i = 0; i < n; ++i) {
-    if (i) s += ' ';
-    s += kWords[(i * 5 + i / 3) % 14];
-  }
-  return s;
-}
+using test::words;
 
 TEST(LongView, ZoomedOutMaxPoolingKeepsASingleHotCellVisible) {
   // A 4096-token trace: every row uniform except one, which puts all its weight on one key.

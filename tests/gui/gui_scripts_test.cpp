@@ -197,5 +197,32 @@ TEST(Shaping, LatinRunsLeftToRightAndDevanagariCombines) {
   EXPECT_LT(conjunct.glyphs, 3);
 }
 
+// Digits, spaces and "=" are drawn by the text font, not Noto Color Emoji (which has glyphs for
+// the keycap bases 0-9, # and *): named in the family list, it drew "0.21" grey and spaced out.
+// Drawn in white, every inked pixel of a text-font label is white; the emoji font's are grey.
+// An emoji still comes through fontconfig's fallback, in colour.
+TEST(Shaping, DigitsAreDrawnByTheTextFontAndEmojiStillInColour) {
+  const ShapedText digits = shape_text({"0.21 = 11.3 \xE2\x88\x9A"
+                                        "128",
+                                        30},
+                                       true, 0xFFFFFF);
+  ASSERT_TRUE(digits.ink);
+  int inked = 0, off_white = 0;
+  for (size_t i = 0; i + 3 < digits.rgba.size(); i += 4) {
+    if (digits.rgba[i + 3] < 128) continue;
+    ++inked;
+    off_white += digits.rgba[i] < 240 || digits.rgba[i + 1] < 240 || digits.rgba[i + 2] < 240;
+  }
+  ASSERT_GT(inked, 50);
+  EXPECT_EQ(off_white, 0) << "digits drawn in another colour than asked: the emoji font drew them";
+  const ShapedText emoji = shape_text({"\xF0\x9F\x8F\xA6", 30}, true, 0xFFFFFF);
+  EXPECT_EQ(emoji.unknown, 0);
+  int coloured = 0;
+  for (size_t i = 0; i + 3 < emoji.rgba.size(); i += 4)
+    coloured += emoji.rgba[i + 3] > 128 &&
+                (emoji.rgba[i] != emoji.rgba[i + 1] || emoji.rgba[i + 1] != emoji.rgba[i + 2]);
+  EXPECT_GT(coloured, 20) << "the bank emoji is drawn in colour";
+}
+
 }  // namespace
 }  // namespace attnscope

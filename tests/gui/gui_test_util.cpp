@@ -97,6 +97,17 @@ std::array<double, 3> colormap_rgb(const std::string& name, double t) {
   return c;
 }
 
+std::string words(int n) {
+  static const char* kWords[] = {"the", "river", "bank", "was", "muddy",   "after", "rain",
+                                 "and", "money", "went", "to",  "deposit", "his",   "boat"};
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    if (i) s += ' ';
+    s += kWords[(i * 5 + i / 3) % 14];
+  }
+  return s;
+}
+
 const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& name, int slot) {
   for (const auto& v : layout["views"])
     if (v.value("view", "") == name && (slot < 0 || v.value("slot", -1) == slot)) return &v;

@@ -25,6 +25,9 @@ struct Image {
 };
 Image read_png(const std::string& path);  // throws std::runtime_error
 
+// n words the lesson model knows, one token each ("the river bank was muddy after rain …").
+std::string words(int n);
+
 // The first view entry of the layout file named `name` (for sentence `slot`; -1: any), or null.
 const nlohmann::json* find_view(const nlohmann::json& layout, const std::string& name,
                                 int slot = -1);

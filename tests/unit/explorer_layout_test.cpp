@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,7 +71,10 @@ TEST(ExplorerLayout, OneSentenceHeatmapIsTheLargestThingAt1600x1000) {
   const ExplorerLayout L = layout_explorer(window(1600, 1000, 1.0f, 1));
   ASSERT_EQ(L.slots.size(), 1u);
   const SlotLayout& s = L.slots[0];
-  EXPECT_GE(s.grid_side, 550.0f);        // the bar: ≥ 55% of the height
+  EXPECT_GE(s.grid_side, 550.0f);  // the bar: ≥ 55% of the height
+  // Cells are whole pixels (HeatmapView snaps them): still ≥ 550 px at every length up to 64.
+  for (int n = 1; n <= 64; ++n)
+    EXPECT_GE(std::floor(s.grid_side / n) * n, 550.0f) << n << " tokens";
   EXPECT_GE(s.heatmap.h, 0.55f * 1000);  // its pane
   for (const TabRegion& r : s.regions) EXPECT_LT(r.rect.w * r.rect.h, s.heatmap.w * s.heatmap.h);
   ASSERT_FALSE(s.regions.empty());  // the other views keep a place
