@@ -307,11 +307,15 @@ void step_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size) {
   }
   // The encodings: one row per position, one column per component, as waves of color.
   const int n = static_cast<int>(ctx.trace->tokens.size());
-  y +=
-      fitted_line(ctx, ImVec2(at.x, y), size.x, positions ? colors.accent : colors.text_dim,
-                  positions ? "positions added: each place in the sentence has its own wave pattern"
-                            : "positions are off: press P to add them");
-  const float wave_h = at.y + size.y - y;
+  // The encodings' caption and waves only where the picture has room left: in a short window
+  // (800x600 at 200%, a status bar grown over two rows) they would run into the text below.
+  const bool room = y + sz(lf) * 1.3f <= at.y + size.y;
+  if (room)
+    y += fitted_line(ctx, ImVec2(at.x, y), size.x, positions ? colors.accent : colors.text_dim,
+                     positions
+                         ? "positions added: each place in the sentence has its own wave pattern"
+                         : "positions are off: press P to add them");
+  const float wave_h = room ? at.y + size.y - y : 0.0f;
   if (n > 0 && wave_h > 20) {
     const int dims = 64;
     const float row_h = std::min(wave_h / n, sz(lf) * 1.0f);
