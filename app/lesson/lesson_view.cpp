@@ -9,7 +9,7 @@
 #include "app/lesson/lesson_draw.h"
 #include "app/lesson/lesson_pictures.h"
 #include "app/lesson/lesson_steps.h"
-#include "app/ui/imgui_text.h"
+#include "app/ui/sentence_box.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 #include "core/session/session.h"
@@ -167,7 +167,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     ImGui::SetKeyboardFocusHere();
     focus_text_box = -1;
   }
-  if (input_text_with_hint("##lesson_sentence", "type a sentence", st.slots[0].text)) {
+  if (sentence_box("##lesson_sentence", "type a sentence", st.slots[0].text)) {
     st.slots[0].label.clear();
     app.submit(0);
   }

@@ -10,11 +10,11 @@
 
 namespace attnscope {
 
-namespace {
-// Screen pixels per ImGui unit this frame: S in an S× screenshot, the HiDPI factor in a window.
 float pixel_density() {
   return std::clamp(ImGui::GetIO().DisplayFramebufferScale.x, 1.0f, 8.0f);
 }
+
+namespace {
 float snap_to_pixel(float v, float s) {
   return std::round(v * s) / s;
 }
@@ -216,35 +216,6 @@ nlohmann::json label_json(int index, const std::string& text, const DrawnText& d
           {"ink", d.ink},
           {"rtl", d.rtl},
           {"shaped", d.shaped}};
-}
-
-void draw_shaped_over_text_box(const std::string& text, bool editing) {
-  if (editing || text.empty() || plain_ascii(text)) return;
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  // The frame's colour made opaque (over the child's and the window's backgrounds), so it hides
-  // ImGui's unshaped glyphs.
-  ImVec4 bg = style.Colors[ImGuiCol_WindowBg];
-  for (ImGuiCol layer :
-       {ImGuiCol_ChildBg, ImGui::IsItemHovered() ? ImGuiCol_FrameBgHovered : ImGuiCol_FrameBg}) {
-    const ImVec4 c = style.Colors[layer];
-    bg = ImVec4(c.x * c.w + bg.x * (1 - c.w), c.y * c.w + bg.y * (1 - c.w),
-                c.z * c.w + bg.z * (1 - c.w), 1.0f);
-  }
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 inner_a(a.x + 1, a.y + 1), inner_b(b.x - 1, b.y - 1);
-  dl->AddRectFilled(inner_a, inner_b, ImGui::ColorConvertFloat4ToU32(bg),
-                    std::max(0.0f, style.FrameRounding - 1));
-  // A long paste: what fits in the box is a small prefix; cut at a character boundary.
-  std::size_t n = std::min<std::size_t>(text.size(), 4096);
-  while (n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  const ImVec2 at(a.x + style.FramePadding.x, a.y + style.FramePadding.y);
-  TextOptions o;
-  o.max_width = std::max(1.0f, b.x - style.FramePadding.x - at.x);
-  dl->PushClipRect(inner_a, inner_b, true);
-  text_layer().draw(dl, at, std::string_view(text).substr(0, n), ImGui::GetFontSize(),
-                    ImGui::GetColorU32(ImGuiCol_Text), o);
-  dl->PopClipRect();
 }
 
 }  // namespace attnscope

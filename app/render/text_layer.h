@@ -108,9 +108,7 @@ void shaped_text(std::string_view text, ImU32 color);
 nlohmann::json label_json(int index, const std::string& text, const DrawnText& drawn,
                           float pixel_scale);
 
-// The sentence box while it is not being edited: ImGui's atlas cannot shape, so cover the last
-// item's (the InputText's) text and draw it shaped. Plain ASCII, an empty box or an active one is
-// left to ImGui.
-void draw_shaped_over_text_box(const std::string& text, bool editing);
+// Screen pixels per ImGui unit this frame: S in an S× screenshot, the HiDPI factor in a window.
+float pixel_density();
 
 }  // namespace attnscope

@@ -49,23 +49,34 @@ const char* font_families(FontKind font) {
                "Noto Sans Devanagari, Noto Sans Thai";
 }
 
-ShapedText shape_text(const ShapeRequest& r, bool rasterise, std::uint32_t rgb) {
-  ShapedText out;
+namespace {
+// One line of `r.text` in the shared font families; cut with "…" past `max_width` device pixels
+// when `cut`.
+PangoLayout* new_layout(const ShapeRequest& r, bool cut) {
   const int pixel_size = std::max(1, r.pixel_size);
-  out.height = pixel_size;
-  std::unique_ptr<PangoLayout, LayoutDeleter> owner(pango_layout_new(shared_context()));
-  PangoLayout* layout = owner.get();
+  PangoLayout* layout = pango_layout_new(shared_context());
   PangoFontDescription* desc = pango_font_description_from_string(font_families(r.font));
   pango_font_description_set_absolute_size(desc, pixel_size * kEmPerPixelSize * PANGO_SCALE);
   pango_font_description_set_weight(desc, r.bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
   pango_layout_set_font_description(layout, desc);
   pango_font_description_free(desc);
-  // One line, never wrapped; too wide is cut at the end of the text (the left, for Arabic).
-  const int max_width = r.max_width > 0 ? std::min(r.max_width, kMaxWidth) : kMaxWidth;
-  pango_layout_set_width(layout, max_width * PANGO_SCALE);
-  pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
-  pango_layout_set_single_paragraph_mode(layout, TRUE);
+  if (cut) {  // too wide is cut at the end of the text (the left, for Arabic)
+    const int max_width = r.max_width > 0 ? std::min(r.max_width, kMaxWidth) : kMaxWidth;
+    pango_layout_set_width(layout, max_width * PANGO_SCALE);
+    pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+  }
+  pango_layout_set_single_paragraph_mode(layout, TRUE);  // one line, never wrapped
   pango_layout_set_text(layout, r.text.data(), static_cast<int>(r.text.size()));
+  return layout;
+}
+}  // namespace
+
+ShapedText shape_text(const ShapeRequest& r, bool rasterise, std::uint32_t rgb) {
+  ShapedText out;
+  const int pixel_size = std::max(1, r.pixel_size);
+  out.height = pixel_size;
+  std::unique_ptr<PangoLayout, LayoutDeleter> owner(new_layout(r, /*cut=*/true));
+  PangoLayout* layout = owner.get();
 
   PangoLayoutLine* line = pango_layout_get_line_readonly(layout, 0);
   out.rtl = line && line->resolved_dir == PANGO_DIRECTION_RTL;
@@ -120,6 +131,52 @@ ShapedText shape_text(const ShapeRequest& r, bool rasterise, std::uint32_t rgb) 
   }
   cairo_surface_destroy(surface);
   return out;
+}
+
+LineGeometry::LineGeometry(const ShapeRequest& r)
+    : layout_(new_layout(r, /*cut=*/false)), size_(static_cast<int>(r.text.size())) {
+  // Without a width the line is not aligned within one: layout x = line x.
+  PangoRectangle logical;
+  pango_layout_line_get_pixel_extents(pango_layout_get_line_readonly(layout_, 0), nullptr,
+                                      &logical);
+  width_ = logical.width, x0_ = logical.x;  // the drawn line starts at its logical x
+}
+
+LineGeometry::~LineGeometry() {
+  g_object_unref(layout_);
+}
+
+int LineGeometry::caret_x(int byte) const {
+  PangoRectangle strong;
+  pango_layout_get_cursor_pos(layout_, std::clamp(byte, 0, size_), &strong, nullptr);
+  return PANGO_PIXELS(strong.x) - x0_;
+}
+
+std::vector<std::pair<int, int>> LineGeometry::ranges(int from, int to) const {
+  std::vector<std::pair<int, int>> out;
+  from = std::clamp(from, 0, size_), to = std::clamp(to, 0, size_);
+  if (from > to) std::swap(from, to);
+  if (from == to) return out;
+  int* x = nullptr;
+  int n = 0;
+  pango_layout_line_get_x_ranges(pango_layout_get_line_readonly(layout_, 0), from, to, &x, &n);
+  for (int i = 0; i < n; ++i)
+    out.emplace_back(PANGO_PIXELS(x[2 * i]) - x0_, PANGO_PIXELS(x[2 * i + 1]) - x0_);
+  g_free(x);
+  return out;
+}
+
+int LineGeometry::index_at(int x) const {
+  int index = 0, trailing = 0;
+  PangoRectangle logical;
+  pango_layout_get_pixel_extents(layout_, nullptr, &logical);
+  pango_layout_xy_to_index(layout_, (x + x0_) * PANGO_SCALE, logical.height * PANGO_SCALE / 2,
+                           &index, &trailing);
+  // `trailing` counts characters (grapheme positions) past the one hit: the caret goes after it.
+  const char* text = pango_layout_get_text(layout_);
+  const char* p = text + std::clamp(index, 0, size_);
+  for (; trailing > 0 && p < text + size_; --trailing) p = g_utf8_next_char(p);
+  return static_cast<int>(std::min(p, text + size_) - text);
 }
 
 }  // namespace attnscope

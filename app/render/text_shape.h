@@ -6,7 +6,10 @@
 // results as textures; tests call this directly.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+struct _PangoLayout;
 
 namespace attnscope {
 
@@ -41,5 +44,29 @@ const char* font_families(FontKind font);
 // Lays out `r.text` as one line; rasterises it in `rgb` (0xRRGGBB) when `rasterise`.
 // Called from the UI thread only (one Pango context, created on first use).
 ShapedText shape_text(const ShapeRequest& r, bool rasterise, std::uint32_t rgb = 0xFFFFFF);
+
+// Where the caret and the selection of a line of text go once it is shaped and ordered, for a text
+// box that is drawn shaped while it is edited: in a right-to-left run the end of the text is on
+// the left. The line is laid out as shape_text lays it out (never cut: r.max_width is ignored);
+// x is in device pixels from the line's left edge, indices are byte offsets into r.text.
+class LineGeometry {
+ public:
+  explicit LineGeometry(const ShapeRequest& r);
+  ~LineGeometry();
+  LineGeometry(const LineGeometry&) = delete;
+  LineGeometry& operator=(const LineGeometry&) = delete;
+
+  int width() const { return width_; }
+  // The caret before the character at `byte` (the strong cursor; `byte` = the size: the end).
+  int caret_x(int byte) const;
+  // The visual pieces [x0, x1) of the logical range [from, to): one per direction run it crosses.
+  std::vector<std::pair<int, int>> ranges(int from, int to) const;
+  // The caret position nearest to x (a click): the byte offset before which it stands.
+  int index_at(int x) const;
+
+ private:
+  _PangoLayout* layout_ = nullptr;
+  int size_ = 0, width_ = 0, x0_ = 0;
+};
 
 }  // namespace attnscope

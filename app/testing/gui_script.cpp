@@ -188,7 +188,7 @@ void GuiScript::inject(App& app, int frame, bool views_busy, std::vector<KeyPres
 
 bool GuiScript::inputs_done() const {
   return (typing_ == Typing::kNone || typing_ == Typing::kDone) && keys_pressed_ == keys_.size() &&
-         dropped_ && generated_;
+         dropped_ && generated_ && (ready_ == Ready::kNone || ready_ == Ready::kDone);
 }
 
 void GuiScript::after_frame(App& app, MainWindow& main_window, int frame, double frame_ms) {
@@ -276,8 +276,8 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
   }
   doc["glyphs"] = std::move(glyphs);
   nlohmann::json boxes = nlohmann::json::array();
-  for (const float* r : main_window.text_box_rect)
-    boxes.push_back({{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}});
+  for (const nlohmann::json& box : main_window.text_box_layout)
+    boxes.push_back(box.is_null() ? nlohmann::json::object() : box);
   doc["text_boxes"] = std::move(boxes);           // the sentence boxes, in framebuffer pixels
   doc["status_bar"] = main_window.status.layout;  // its box, each item's text and box
   doc["window"] = main_window.window_layout;      // sidebar, panes, tab regions, focus mode

@@ -66,6 +66,41 @@ std::vector<TypedProxy>& typed_proxies() {
   return q;
 }
 
+// The box whose InputText runs now (its callback has no id), its caret, and a caret asked for.
+unsigned current_box = 0;
+TextBoxCaret last_caret;
+struct CaretRequest {
+  unsigned id = 0;
+  int cursor = 0, anchor = 0;
+  int frame = 0;  // asked in this frame; a box that did not take it in the next one never does
+};
+CaretRequest caret_request;
+
+void record_caret(ImGuiInputTextCallbackData* data) {
+  const std::string_view buf(data->Buf, static_cast<std::size_t>(data->BufTextLen));
+  last_caret.id = current_box;
+  last_caret.frame = ImGui::GetFrameCount();
+  last_caret.cursor = code_points_before(buf, static_cast<std::size_t>(data->CursorPos));
+  last_caret.select_start = code_points_before(buf, static_cast<std::size_t>(data->SelectionStart));
+  last_caret.select_end = code_points_before(buf, static_cast<std::size_t>(data->SelectionEnd));
+}
+
+int insert_typed_proxies(ImGuiInputTextCallbackData* data);
+
+int box_callback(ImGuiInputTextCallbackData* data) {
+  if (caret_request.id != 0 && caret_request.frame < ImGui::GetFrameCount() - 1) caret_request = {};
+  if (caret_request.id != 0 && caret_request.id == current_box) {
+    const std::string_view buf(data->Buf, static_cast<std::size_t>(data->BufTextLen));
+    data->CursorPos = static_cast<int>(byte_of_code_point(buf, caret_request.cursor));
+    data->SelectionStart = static_cast<int>(byte_of_code_point(buf, caret_request.anchor));
+    data->SelectionEnd = data->CursorPos;
+    caret_request = {};
+  }
+  insert_typed_proxies(data);
+  record_caret(data);
+  return 0;
+}
+
 int insert_typed_proxies(ImGuiInputTextCallbackData* data) {
   auto& q = typed_proxies();
   if (q.empty()) return 0;
@@ -143,11 +178,36 @@ std::string from_imgui(std::string_view s) {
   return out;
 }
 
+int code_points_before(std::string_view s, std::size_t bytes) {
+  int n = 0;
+  for_each_code_point(s.substr(0, std::min(bytes, s.size())), [&](unsigned, int, bool) { ++n; });
+  return n;
+}
+
+std::size_t byte_of_code_point(std::string_view s, int k) {
+  std::size_t at = 0;
+  int seen = 0;
+  for_each_code_point(s, [&](unsigned, int n, bool) {
+    if (seen++ < k) at += static_cast<std::size_t>(n);
+  });
+  return at;
+}
+
+const TextBoxCaret* text_box_caret(unsigned id) {
+  return last_caret.id == id && last_caret.frame == ImGui::GetFrameCount() ? &last_caret : nullptr;
+}
+
+void set_text_box_caret(unsigned id, int cursor, int anchor) {
+  caret_request = {id, std::max(0, cursor), std::max(0, anchor), ImGui::GetFrameCount()};
+}
+
 bool input_text_with_hint(const char* id, const char* hint, std::string& utf8) {
   std::string shown = to_imgui(utf8);
-  if (!ImGui::InputTextWithHint(id, hint, &shown, ImGuiInputTextFlags_CallbackAlways,
-                                insert_typed_proxies))
-    return false;
+  current_box = ImGui::GetID(id);
+  const bool changed =
+      ImGui::InputTextWithHint(id, hint, &shown, ImGuiInputTextFlags_CallbackAlways, box_callback);
+  current_box = 0;
+  if (!changed) return false;
   utf8 = from_imgui(shown);
   return true;
 }

@@ -61,6 +61,25 @@ void for_each_code_point(std::string_view s, F&& f) {
 
 void append_utf8(std::string& out, unsigned cp);
 
+// Code points in the first `bytes` bytes of `s` (an invalid byte counts as one, as above), and
+// the byte offset of code point `k` (clamped to the size).
+int code_points_before(std::string_view s, std::size_t bytes);
+std::size_t byte_of_code_point(std::string_view s, int k);
+
+// The caret of an input_text_with_hint box in the frame it was active: code point indices into its
+// text (the same in the real and the proxy form), as ImGui left them after this frame's keys.
+struct TextBoxCaret {
+  unsigned id = 0;  // ImGui::GetID of the box's label
+  int frame = -1;   // ImGui's frame count when recorded
+  int cursor = 0, select_start = 0, select_end = 0;
+};
+// The caret of box `id` when it was active in this frame, else nullptr.
+const TextBoxCaret* text_box_caret(unsigned id);
+// Puts the caret of box `id` at code point `cursor`, selecting from `anchor` (= cursor: nothing
+// selected), in its next active frame: a click mapped through the shaped line
+// (app/ui/sentence_box).
+void set_text_box_caret(unsigned id, int cursor, int anchor);
+
 // ImGui::InputTextWithHint on real UTF-8 text: edits the proxy form (typed proxies included),
 // writes `utf8` back (real code points) only when the user changed it. Returns true on a change.
 bool input_text_with_hint(const char* id, const char* hint, std::string& utf8);

@@ -8,7 +8,7 @@
 #include "app/lesson/lesson_steps.h"
 #include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
-#include "app/ui/imgui_text.h"
+#include "app/ui/sentence_box.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -316,19 +316,14 @@ void MainWindow::DrawHeader(App& app, ViewContext& ctx, const Rect& rect) {
     focus_text_box = -1;
   }
   ImGui::SetNextItemWidth(-1);
-  if (input_text_with_hint(slot == 0 ? "##text0" : "##text1", "type a sentence", s.text)) {
+  SentenceBoxDrawn box;  // shaped: Arabic joined and right to left, also while it is edited
+  if (sentence_box(slot == 0 ? "##text0" : "##text1", "type a sentence", s.text, &box)) {
     s.label.clear();
     app.submit(slot);
     st.focus.active_slot = slot;
   }
-  text_box_active[slot] = ImGui::IsItemActive();
-  {  // where the box is, for the layout file (the font tests look for its ink)
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    const float k = ctx.pixel_scale;
-    float* r = text_box_rect[slot];
-    r[0] = a.x * k, r[1] = a.y * k, r[2] = (b.x - a.x) * k, r[3] = (b.y - a.y) * k;
-  }
-  draw_shaped_over_text_box(s.text, text_box_active[slot]);  // Arabic joined, right to left
+  text_box_active[slot] = box.editing;
+  text_box_layout[slot] = sentence_box_json(box, ctx.pixel_scale);
   if (!st.model) {
     LoadProgress p = app.load_progress();
     text_wrapped_message(p.busy                   ? "opening " + p.label + "\xE2\x80\xA6"

@@ -48,8 +48,8 @@ struct MainWindow {
   bool text_box_active[kSlots] = {false, false};
   // Where the layout put the panes last frame (the layout file's "window"; with --layout only).
   nlohmann::json window_layout;
-  // Where each sentence box was drawn last (x, y, w, h in framebuffer pixels), for the layout file.
-  float text_box_rect[kSlots][4] = {};
+  // Each sentence box as drawn last (app/ui/sentence_box.h's entry), for the layout file.
+  nlohmann::json text_box_layout[kSlots];
 
   // Draws everything; `layout` (nullable) collects where cells and labels went. Returns true when
   // the theme or the font scale changed.

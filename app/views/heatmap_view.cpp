@@ -479,13 +479,24 @@ void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* 
   if (hovered && !dragging && i >= 0 && i < g.rows) {
     ctx.app.focus.hover(ctx.slot, i);
     ImGui::BeginTooltip();
-    ImGui::Text("query  %s  (#%d)", labels[i].c_str(), i);
+    // The tokens shaped (an Arabic one joined), as the labels are.
+    const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
+    // Piece by piece: GCC 12's -Wrestrict (bug 105329) on "…" + s + "…".
+    const auto token_line = [&](const char* role, int t) {
+      std::string line = role;
+      line += labels[t];
+      line += "  (#";
+      line += std::to_string(t);
+      line += ')';
+      shaped_text(line, text_colour);
+    };
+    token_line("query  ", i);
     if (j >= 0 && j < g.cols && m.x >= g.x0) {
       if (g.cell >= 3)
         dl->AddRect(ImVec2(g.cell_x(j, viewport), g.cell_y(i, viewport)),
                     ImVec2(g.cell_x(j + 1, viewport), g.cell_y(i + 1, viewport)), colors.focus,
                     0.0f, 0, std::max(2.0f, font / 7.5f));
-      ImGui::Text("key    %s  (#%d)", labels[j].c_str(), j);
+      token_line("key    ", j);
       ImGui::PushFont(ctx.fonts.mono);
       char buf[16];
       format_weight(buf, sizeof buf, w(i, j), 3);
@@ -496,9 +507,11 @@ void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* 
     if (j >= 0 && j < g.cols && m.x >= g.x0 && j != i) greyed.push_back(j);
     for (const int t : greyed) {
       if (const std::string why = greyed_reason(*ctx.trace, t); !why.empty()) {
+        std::string label = labels[t];
+        label += ':';
+        shaped_text(label, colors.text_dim);
         ImGui::PushTextWrapPos(font * 24);
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim), "%s: %s",
-                           labels[t].c_str(), why.c_str());
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors.text_dim), "%s", why.c_str());
         if (record) (*record)["greyed_note"] = labels[t] + ": " + why;
         ImGui::PopTextWrapPos();
       }

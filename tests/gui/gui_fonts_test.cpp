@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -158,6 +159,66 @@ TEST(PastedText, PlainTextPastesIntoATextWithAnEmoji) {
   const std::string got = type_into_box("\xF0\x9F\x8F\xA6 bank", "", "End ctrl+v", " of the river");
   if (got == "skip") GTEST_SKIP() << "xdotool, xkbcomp or xclip missing";
   EXPECT_EQ(got, "\xF0\x9F\x8F\xA6 bank of the river");
+}
+
+// Issue 22: ImGui's InputText draws code points one by one in logical order (Arabic unjoined and
+// left to right); the sentence box stays shaped while it has the keyboard (app/ui/sentence_box).
+const char* const kArabic =
+    "\xD8\xA8\xD9\x86\xD9\x83 \xD8\xB9\xD9\x84\xD9\x89 \xD8\xB6\xD9\x81\xD8\xA9 "
+    "\xD8\xA7\xD9\x84\xD9\x86\xD9\x87\xD8\xB1";  // "bank on the bank of the river", 17 code points
+
+nlohmann::json text_box_of(const std::string& extra) {
+  const std::string dir = test::temp_dir();
+  const std::string layout = dir + "/layout.json";
+  EXPECT_EQ(
+      run_app("--window 1280x720 --text " + shell_quote(kArabic) + " --layout " +
+              shell_quote(layout) + " --screenshot " + shell_quote(dir + "/shot.png") + extra),
+      0);
+  return read_json(layout)["text_boxes"][0];
+}
+
+TEST(EditedText, ArabicStaysJoinedWhileEditedWithItsEndOnTheLeft) {
+  const nlohmann::json idle = text_box_of("");
+  // --ready-file gives the box the keyboard before the capture; ImGui puts the caret at the end.
+  const nlohmann::json edited =
+      text_box_of(" --ready-file " + shell_quote(test::temp_dir() + "/r"));
+  EXPECT_FALSE(idle["editing"].get<bool>());
+  EXPECT_TRUE(idle["shaped"].get<bool>());
+  ASSERT_TRUE(edited["editing"].get<bool>()) << edited.dump();
+  EXPECT_TRUE(edited["shaped"].get<bool>()) << "ImGui's unshaped glyphs show while editing";
+  EXPECT_EQ(edited["caret"].get<int>(), 17);
+  const double x0 = edited["text_x0"], x1 = edited["text_x1"], caret = edited["caret_x"];
+  // The same shaped line as when idle (joined letters: about 104 px at 100%, not ImGui's ~130)...
+  EXPECT_NEAR(x1 - x0, idle["text_x1"].get<double>() - idle["text_x0"].get<double>(), 1.0);
+  EXPECT_GT(x1 - x0, 60);
+  // ...and the end of a right-to-left text is on its left.
+  EXPECT_NEAR(caret, x0, 1.5);
+}
+
+// A click on a letter of the shaped line puts the caret there, not where ImGui's unshaped
+// left-to-right glyphs would have been: at the left end of an Arabic text is its logical end, at
+// the right end its start. Real X events (xdotool) through GLFW; then "x" is typed.
+std::string click_and_type(double x, double y) {
+  if (std::system("command -v xdotool >/dev/null") != 0) return "skip";
+  const std::string dir = test::temp_dir();
+  const std::string cmd = shell_quote(ATTNSCOPE_CLICK_SCRIPT) + " " +
+                          shell_quote(std::getenv("ATTNSCOPE_BIN")) + " " + shell_quote(dir) + " " +
+                          std::to_string(static_cast<int>(std::lround(x))) + " " +
+                          std::to_string(static_cast<int>(std::lround(y))) +
+                          " x --window 1280x720 --text " + shell_quote(kArabic);
+  if (std::system(cmd.c_str()) != 0) return "the click script failed";
+  return read_json(dir + "/layout.json")["traces"][0]["box_text"];
+}
+
+TEST(EditedText, AClickOnTheShapedLinePutsTheCaretWhereTheLetterIs) {
+  const nlohmann::json box = text_box_of("");
+  const double y = box["y"].get<double>() + box["h"].get<double>() / 2;
+  const std::string left = click_and_type(box["text_x0"].get<double>() + 2, y);
+  if (left == "skip") GTEST_SKIP() << "xdotool missing";
+  EXPECT_EQ(left, std::string(kArabic) + "x");
+  std::string start = "x";  // typed before the first letter (appended: GCC 12's -Wrestrict)
+  start += kArabic;
+  EXPECT_EQ(click_and_type(box["text_x1"].get<double>() - 2, y), start);
 }
 
 }  // namespace
