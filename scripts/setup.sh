@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   zlib1g-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libonig-dev libcurl4-openssl-dev
   libssl-dev
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
