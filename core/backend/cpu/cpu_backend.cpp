@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,13 +103,20 @@ class CpuBackend final : public Backend {
   Tensor alloc(int rows, int cols) override {
     require(rows >= 0 && cols >= 0, "negative tensor shape");
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-    std::shared_ptr<float[]> mem(new float[n == 0 ? 1 : n]());
+    // 64-byte aligned, always: Eigen's vectorised sums over an unaligned map start with a scalar
+    // prologue as long as the address's misalignment, so the rounding of a row's sum depended on
+    // where malloc happened to put the tensor. One allocation more or less elsewhere (a tensor
+    // copied from an unaligned safetensors file) changed the trace in its last bits.
+    const std::size_t bytes = (std::max<std::size_t>(n, 1) * sizeof(float) + 63) / 64 * 64;
+    void* mem = std::aligned_alloc(64, bytes);
+    if (!mem) throw std::bad_alloc();
+    std::memset(mem, 0, bytes);
     Tensor t;
-    t.data = mem.get();
+    t.data = static_cast<float*>(mem);
     t.rows = rows;
     t.cols = cols;
     t.stride = cols;
-    t.owner = std::shared_ptr<void>(mem, mem.get());
+    t.owner = std::shared_ptr<void>(mem, [](void* p) { std::free(p); });
     return t;
   }
   Tensor upload(const Matrix& m) override {
