@@ -18,6 +18,10 @@ class DownloadCommand final : public Command {
     sub->add_option("id", id_, "repo id, e.g. openai-community/gpt2")->required();
     sub->add_option("--revision", revision_, "branch, tag or commit")->capture_default_str();
     sub->add_option("--cache", cache_, "hub cache folder (default $HF_HUB_CACHE or $HF_HOME/hub)");
+    sub->add_option("--deadline", deadline_s_,
+                    "give up after this many seconds in all (0: never); a later run resumes")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e9));
     return sub;
   }
 
@@ -27,6 +31,7 @@ class DownloadCommand final : public Command {
     req.repo_id = id_;
     req.revision = revision_;
     req.cache_dir = cache_;
+    req.deadline_s = deadline_s_;
     const bool tty = isatty(STDERR_FILENO);
     int printed_file = 0;
     DownloadResult r = download_model(req, [&](const DownloadProgress& p) {
@@ -49,6 +54,7 @@ class DownloadCommand final : public Command {
 
  private:
   std::string id_, revision_ = "main", cache_;
+  double deadline_s_ = DownloadRequest{}.deadline_s;
 };
 
 }  // namespace

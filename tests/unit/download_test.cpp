@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -489,6 +490,86 @@ TEST(DownloadProgressTest, FractionAndFormatting) {
   EXPECT_DOUBLE_EQ(fraction, 0.5);
   EXPECT_EQ(what, format_download_progress(p));
   EXPECT_FALSE(download_progress_adapter({}));
+}
+
+// issue 23, class 1: a listing of 50,000 weight shards cost ~15 s of CPU (a search of the listing
+// per file) before the first request, and every shard was then asked for.
+TEST_F(DownloadTest, TensOfThousandsOfShardsAreRefusedAtOnce) {
+  FixtureHttpServer other;
+  nlohmann::json siblings = nlohmann::json::array(
+      {{{"rfilename", "config.json"}}, {{"rfilename", "model.safetensors.index.json"}}});
+  const int shards = 50000;
+  for (int i = 1; i <= shards; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", i, shards);
+    siblings.push_back({{"rfilename", name}, {"size", 100}});
+  }
+  other.serve("/api/models/" + kRepo + "/revision/main",
+              nlohmann::json{{"sha", kSha}, {"siblings", siblings}}.dump());
+  request.endpoint = other.endpoint();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    download_model(request);
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("lists 50000 weight shards, more than the 4096"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_EQ(other.requests().size(), 1u) << "fetched files of a refused listing";
+}
+
+TEST_F(DownloadTest, ShardSelectionIsLinearInTheListing) {
+  std::vector<std::string> listing = {"config.json", "model.safetensors.index.json"};
+  for (int i = 0; i < 50000; ++i) listing.push_back("other/file-" + std::to_string(i) + ".txt");
+  for (std::size_t i = 1; i <= kMaxWeightShards; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i, kMaxWeightShards);
+    listing.push_back(name);
+  }
+  listing.push_back("model-1-of-x.safetensors");  // not a shard name
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> files = select_model_files(kRepo, listing);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(files.size(), kMaxWeightShards + 2);
+  EXPECT_EQ(files[1], "model-00001-of-04096.safetensors");
+  EXPECT_EQ(files.back(), "config.json");
+  EXPECT_LT(seconds, 2.0);
+}
+
+// issue 23, class 1: a server that drips its bytes never trips the stall time-out for long, and
+// each stall started the wait again (81 s for one file): the whole download has a deadline.
+TEST_F(DownloadTest, DrippingServerStopsAtTheOverallDeadlineKeepingWhatArrived) {
+  request.deadline_s = 1.5;
+  bool dripping = false;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    download_model(request, [&](const DownloadProgress& p) {
+      if (p.file == "model.safetensors" && !dripping) {  // the listing and small files go fast
+        dripping = true;
+        server.throttle(2000, std::chrono::milliseconds(100));  // 20 kB/s: 15 s for the weights
+      }
+    });
+    FAIL() << "expected DownloadError";
+  } catch (const DownloadError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("did not finish within its 1.5 s deadline"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("run it again to resume"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_TRUE(dripping);
+  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  ASSERT_TRUE(fs::exists(part));
+  EXPECT_GT(fs::file_size(part), 0u);
+  EXPECT_FALSE(fs::exists(snapshot() / "config.json"));
+  server.throttle(0, std::chrono::milliseconds(0));
 }
 
 }  // namespace

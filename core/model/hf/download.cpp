@@ -17,6 +17,8 @@
 #include <mutex>
 #include <regex>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -170,8 +172,21 @@ struct Transfer {
 };
 
 struct Session {
-  std::string endpoint, token;
+  std::string endpoint, token, repo_id;
   long stall_timeout_s = 20;
+  double deadline_s = 0;  // 0: none
+  Clock::time_point deadline = Clock::time_point::max();
+
+  // Throws DownloadError when the whole download's time is up.
+  void check_deadline() const {
+    if (Clock::now() < deadline) return;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", deadline_s);
+    throw DownloadError("the download of " + repo_id + " did not finish within its " + seconds +
+                        " s deadline (the server at " + endpoint +
+                        " is too slow or keeps stalling); what arrived is kept: run it again "
+                        "to resume");
+  }
 
   // Performs a GET; returns curl's code and fills `t`. `error` gets curl's message.
   CURLcode get(const std::string& url, Transfer& t, std::string& error) const {
@@ -205,6 +220,12 @@ struct Session {
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
     if (headers) curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
     if (t.resume_from > 0) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+    check_deadline();
+    if (deadline != Clock::time_point::max()) {  // the rest of the whole download's time
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<long long>(1, left)));
+    }
     t.started = Clock::now();
     CURLcode rc = curl_easy_perform(h);
     if (!t.body_started) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.status);
@@ -214,6 +235,7 @@ struct Session {
     }
     t.file.reset();
     t.curl = nullptr;
+    if (rc == CURLE_OPERATION_TIMEDOUT) check_deadline();
     error = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     if (rc == CURLE_OPERATION_TIMEDOUT && !t.any_answer)
       error = "the server accepted the connection but sent nothing for " +
@@ -373,6 +395,7 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
   const fs::path part = final_path.string() + ".incomplete";
   std::string last_error;
   bool retried_full = false;
+  bool stalled_before = false;  // the last attempt ended in a stall time-out
   for (int attempt = 1; attempt <= std::max(1, attempts); ++attempt) {
     if (attempt > 1) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
     std::uint64_t have = fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
@@ -439,8 +462,16 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     if (rc != CURLE_OK) {
       last_error = error;  // dropped connection, timeout: resume on the next attempt
       if (rc == CURLE_OPERATION_TIMEDOUT && !t.any_answer) break;  // a silent server stays silent
+      // A second stall in a row: the server drips (each attempt waited the whole stall time-out
+      // again, 81 s for four attempts); a dropped connection is still retried.
+      if (rc == CURLE_OPERATION_TIMEDOUT && stalled_before) {
+        last_error += ", twice in a row";
+        break;
+      }
+      stalled_before = rc == CURLE_OPERATION_TIMEDOUT;
       continue;
     }
+    stalled_before = false;
     if (t.status / 100 != 2) {
       last_error = "HTTP " + std::to_string(t.status);
       continue;
@@ -543,6 +574,26 @@ DownloadProgressFn download_progress_adapter(ProgressFn progress) {
   };
 }
 
+namespace {
+
+// "model-00001-of-00003.safetensors" (digits on both sides), checked by hand rather than with a
+// std::regex per name: listings may hold tens of thousands of names.
+bool is_shard_name(const std::string& f) {
+  const std::string prefix = "model-", suffix = ".safetensors";
+  if (f.size() <= prefix.size() + suffix.size() || f.compare(0, prefix.size(), prefix) != 0 ||
+      f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const std::string middle = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+  const std::size_t of = middle.find("-of-");
+  auto digits = [](const std::string& s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  return of != std::string::npos && digits(middle.substr(0, of)) && digits(middle.substr(of + 4));
+}
+
+}  // namespace
+
 std::string hub_endpoint() {
   const char* env = std::getenv("HF_ENDPOINT");
   std::string e = env && *env ? env : "https://huggingface.co";
@@ -552,13 +603,11 @@ std::string hub_endpoint() {
 
 std::vector<std::string> select_model_files(const std::string& repo_id,
                                             const std::vector<std::string>& repo_files) {
-  static const std::regex shard(R"(^model-\d+-of-\d+\.safetensors$)");
   const std::vector<std::string> tokenizer_files = {
       "tokenizer.json",         "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json",
       "special_tokens_map.json"};
-  auto has = [&](const std::string& name) {
-    return std::find(repo_files.begin(), repo_files.end(), name) != repo_files.end();
-  };
+  const std::unordered_set<std::string> listed(repo_files.begin(), repo_files.end());
+  auto has = [&](const std::string& name) { return listed.count(name) > 0; };
   if (!has("config.json"))
     throw ModelError(repo_id + " has no config.json: not a transformers model attnscope can open");
   std::vector<std::string> out;
@@ -569,8 +618,13 @@ std::vector<std::string> select_model_files(const std::string& repo_id,
   } else if (has("model.safetensors.index.json")) {
     out.push_back("model.safetensors.index.json");
     std::vector<std::string> shards;
-    for (const std::string& f : repo_files)
-      if (std::regex_match(f, shard)) shards.push_back(f);
+    for (const std::string& f : listed)
+      if (is_shard_name(f)) shards.push_back(f);
+    if (shards.size() > kMaxWeightShards)
+      throw ModelError(repo_id + " lists " + std::to_string(shards.size()) +
+                       " weight shards, more than the " + std::to_string(kMaxWeightShards) +
+                       " attnscope accepts (the largest real models have a few hundred); nothing "
+                       "downloaded");
     std::sort(shards.begin(), shards.end());
     out.insert(out.end(), shards.begin(), shards.end());
   } else if (has("pytorch_model.bin")) {
@@ -600,6 +654,12 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
   if (session.token.empty())
     if (const char* t = std::getenv("HF_TOKEN")) session.token = t;
   session.stall_timeout_s = std::max(1L, req.stall_timeout_s);
+  session.repo_id = req.repo_id;
+  if (req.deadline_s > 0) {
+    session.deadline_s = req.deadline_s;
+    session.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(req.deadline_s));
+  }
 
   auto check_cancel = [&] {
     if (cancel && cancel->load())
@@ -630,10 +690,13 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
   std::vector<std::int64_t> sizes;
   std::vector<std::string> sha256;
   bool sizes_known = true;
+  // Where each file sits in the listing: a map, not a search per file (quadratic in the listing).
+  std::unordered_map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < info.files.size(); ++i) position.emplace(info.files[i], i);
   for (const std::string& f : files) {
-    auto it = std::find(info.files.begin(), info.files.end(), f);
-    sizes.push_back(info.sizes[it - info.files.begin()]);
-    sha256.push_back(info.sha256[it - info.files.begin()]);
+    const std::size_t at = position.at(f);
+    sizes.push_back(info.sizes[at]);
+    sha256.push_back(info.sha256[at]);
     if (sizes.back() < 0)
       sizes_known = false;
     else if (sizes_known)

@@ -38,7 +38,16 @@ struct DownloadRequest {
   // Give up on a connection that delivers no byte for this long (huggingface_hub waits 10 s). A
   // server that accepted the connection but never answered is not asked again.
   long stall_timeout_s = 20;
+  // The whole download (file list, every file, every retry) ends within this many seconds, or
+  // stops with a DownloadError saying so; what arrived stays for resuming. A server that drips a
+  // byte now and then never stalls for good, and each stall time-out restarted the wait. 0: no
+  // limit. The default lets 15 GB through at 1 MB/s.
+  double deadline_s = 6 * 3600;
 };
+
+// More weight shards than any real model has (the largest have a few hundred): a listing with more
+// is refused before anything is fetched.
+constexpr std::size_t kMaxWeightShards = 4096;
 
 struct DownloadProgress {
   std::string file;                             // the file being fetched
@@ -89,7 +98,8 @@ std::string hub_endpoint();
 
 // Of a repo's files (the hub's "siblings"), those attnscope needs, in download order (config.json
 // last). Throws ModelError when there is no config.json or no safetensors weights (with advice
-// when only pytorch_model.bin is there).
+// when only pytorch_model.bin is there), or more than kMaxWeightShards shards. Linear in the number
+// of files (a listing of tens of thousands took seconds of searching).
 std::vector<std::string> select_model_files(const std::string& repo_id,
                                             const std::vector<std::string>& repo_files);
 
