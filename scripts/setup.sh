@@ -14,7 +14,7 @@ PACKAGES=(
   xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy
   libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
-  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
+  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-symbola
   libegl-dev libegl-mesa0
   nodejs npm
   clang-14 libfuzzer-14-dev

@@ -3,6 +3,7 @@
 #include <pango/pangocairo.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -72,6 +73,56 @@ Measurer& measurer() {
   static Measurer m;
   return m;
 }
+// PDF: cairo paints colour emoji (bitmap glyphs) as images, so pdftotext, search and copy found
+// no text for them. Each run drawn from a colour font gets a copy in an outline font over it, at
+// an alpha no eye sees (cairo drops a fully clear source), and text extraction reads the emoji in
+// place. Symbola (fonts-symbola) has outlines for them.
+constexpr const char* kOutlineEmojiFamilies = "Symbola";
+constexpr double kInvisibleAlpha = 1.0 / 255.0;
+
+bool colour_font(PangoFont* font) {
+  if (!font) return false;
+  PangoFontDescription* desc = pango_font_describe(font);
+  const char* family = pango_font_description_get_family(desc);
+  const bool colour = family && std::strstr(family, "Color Emoji") != nullptr;
+  pango_font_description_free(desc);
+  return colour;
+}
+
+void add_text_under_colour_glyphs(cairo_t* cr, PangoContext* ctx, PangoLayout* layout,
+                                  const FigureText& t, double x0, double y0) {
+  PangoLayoutLine* line = pango_layout_get_line_readonly(layout, 0);
+  if (!line) return;
+  const double baseline = static_cast<double>(pango_layout_get_baseline(layout)) / PANGO_SCALE;
+  int x = 0;  // the runs are in visual order
+  for (GSList* r = line->runs; r; r = r->next) {
+    const auto* run = static_cast<PangoGlyphItem*>(r->data);
+    const int width = pango_glyph_string_get_width(run->glyphs);
+    if (colour_font(run->item->analysis.font)) {
+      const std::string piece = t.text.substr(static_cast<std::size_t>(run->item->offset),
+                                              static_cast<std::size_t>(run->item->length));
+      LayoutPtr copy(pango_layout_new(ctx));
+      PangoFontDescription* desc = pango_font_description_new();
+      pango_font_description_set_family(desc, kOutlineEmojiFamilies);
+      pango_font_description_set_absolute_size(desc, t.size * PANGO_SCALE);
+      pango_layout_set_font_description(copy.get(), desc);
+      pango_font_description_free(desc);
+      pango_layout_set_single_paragraph_mode(copy.get(), TRUE);
+      // Pango's emoji itemisation would pick the colour font again: the outline one only.
+      PangoAttrList* attrs = pango_attr_list_new();
+      pango_attr_list_insert(attrs, pango_attr_fallback_new(FALSE));
+      pango_layout_set_attributes(copy.get(), attrs);
+      pango_attr_list_unref(attrs);
+      pango_layout_set_text(copy.get(), piece.data(), static_cast<int>(piece.size()));
+      const double copy_baseline =
+          static_cast<double>(pango_layout_get_baseline(copy.get())) / PANGO_SCALE;
+      cairo_move_to(cr, x0 + static_cast<double>(x) / PANGO_SCALE, y0 + baseline - copy_baseline);
+      cairo_set_source_rgba(cr, t.color.r, t.color.g, t.color.b, kInvisibleAlpha);
+      pango_cairo_show_layout(cr, copy.get());
+    }
+    x += width;
+  }
+}
 }  // namespace
 
 void draw_figure_text(cairo_t* cr, const FigureText& t) {
@@ -93,6 +144,8 @@ void draw_figure_text(cairo_t* cr, const FigureText& t) {
   cairo_move_to(cr, -shift, -baseline);
   cairo_set_source_rgba(cr, t.color.r, t.color.g, t.color.b, t.color.a);
   pango_cairo_show_layout(cr, layout.get());
+  if (cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_PDF)
+    add_text_under_colour_glyphs(cr, ctx.get(), layout.get(), t, -shift, -baseline);
   cairo_restore(cr);
   cairo_new_path(cr);
 }
