@@ -1,5 +1,7 @@
 #include "core/text/tokenizer_common.h"
 
+#include <algorithm>
+
 namespace attnscope {
 namespace {
 
@@ -54,6 +56,38 @@ class VocabSax : public nlohmann::json_sax<nlohmann::json> {
 };
 
 }  // namespace
+
+int json_nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, const char* what,
+                              std::uint64_t max_bytes) {
+  const std::string text = read_regular_file(path, what, max_bytes);
+  if (json_nesting_depth(text) > kTokenizerJsonMaxDepth) {
+    throw ModelError(path.string() + ": JSON nested more than " +
+                     std::to_string(kTokenizerJsonMaxDepth) +
+                     " levels deep (Hugging Face's tokenizers refuses it too)");
+  }
+  return parse_json_text(text, path);
+}
 
 PieceToId read_vocab_json(const std::filesystem::path& path) {
   const std::string text = read_text_file(path, "vocabulary");

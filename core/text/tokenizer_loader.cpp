@@ -1,6 +1,7 @@
 // load_tokenizer: decides from the folder's files which pipeline to build. tokenizer.json is read
 // as Hugging Face's tokenizers reads it; vocab.json + merges.txt and vocab.txt build the pipeline
 // that GPT2TokenizerFast and BertTokenizerFast convert them to.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/text/pipeline/json_fields.h"
@@ -9,6 +10,7 @@
 #include "core/text/tokenizer_common.h"
 #include "core/text/tokenizer_files.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace {
@@ -47,8 +49,10 @@ std::pair<int, std::string> token_pair(const json& j, const char* key, const std
           j[key][0].get<std::string>()};
 }
 
-void parse_post_processor(const json& j, const std::string& where, std::vector<PostStep>& steps) {
+void parse_post_processor(const json& j, const std::string& where, std::vector<PostStep>& steps,
+                          int depth = 0) {
   if (j.is_null()) return;
+  check_nesting(depth, where);
   const std::string type = string_field(j, "type", where);
   const std::string here = where + " " + type;
   PostStep step;
@@ -89,7 +93,7 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<P
     }
   } else if (type == "Sequence") {
     for (const json& sub : array_field(j, "processors", here)) {
-      parse_post_processor(sub, where, steps);
+      parse_post_processor(sub, where, steps, depth + 1);
     }
     return;
   } else {
@@ -100,8 +104,10 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<P
 
 // Only what decode(id) needs to show one token; decoders that join or strip a whole text (Fuse,
 // Strip, CTC) do not change a single token in the middle of a text.
-void parse_decoder(const json& j, std::vector<DecoderStep>& steps) {
+void parse_decoder(const json& j, const std::string& where, std::vector<DecoderStep>& steps,
+                   int depth = 0) {
   if (!j.is_object()) return;
+  check_nesting(depth, where);
   const std::string type = j.value("type", std::string());
   if (type == "ByteLevel") steps.push_back({DecodeStep::kByteLevel, "", ""});
   if (type == "ByteFallback") steps.push_back({DecodeStep::kByteFallback, "", ""});
@@ -117,7 +123,7 @@ void parse_decoder(const json& j, std::vector<DecoderStep>& steps) {
     steps.push_back({DecodeStep::kWordPiece, j.value("prefix", std::string("##")), ""});
   }
   if (type == "Sequence" && j.contains("decoders") && j["decoders"].is_array()) {
-    for (const json& sub : j["decoders"]) parse_decoder(sub, steps);
+    for (const json& sub : j["decoders"]) parse_decoder(sub, where, steps, depth + 1);
   }
 }
 
@@ -155,20 +161,26 @@ void apply_config(const json& config, const std::string& where, PipelineParts& p
   if (!step.prefix.empty() || !step.suffix.empty()) parts.post_processor.push_back(step);
 }
 
+// doc[key], or null when absent, without copying (json::value copies the whole component).
+const json& member(const json& doc, const char* key) {
+  static const json null_value;
+  const auto it = doc.find(key);
+  return it == doc.end() ? null_value : *it;
+}
+
 PipelineParts parts_from_tokenizer_json(const std::filesystem::path& path) {
   const std::string where = path.string();
   const json doc = read_json_file(path, "tokenizer file");
   if (!doc.is_object()) throw ModelError(where + ": expected a JSON object");
   PipelineParts parts;
   parts.added_tokens = parse_added_tokens(doc, where);
-  parts.normalizer = make_normalizer(doc.value("normalizer", json()), where + " normalizer");
-  parts.pre_tokenizer =
-      make_pre_tokenizer(doc.value("pre_tokenizer", json()), where + " pre_tokenizer");
+  parts.normalizer = make_normalizer(member(doc, "normalizer"), where + " normalizer");
+  parts.pre_tokenizer = make_pre_tokenizer(member(doc, "pre_tokenizer"), where + " pre_tokenizer");
   if (!doc.contains("model")) throw ModelError(where + ": key \"model\" is missing");
   parts.model = make_model(doc["model"], where, static_cast<int>(parts.added_tokens.size()));
-  parse_post_processor(doc.value("post_processor", json()), where + " post_processor",
+  parse_post_processor(member(doc, "post_processor"), where + " post_processor",
                        parts.post_processor);
-  parse_decoder(doc.value("decoder", json()), parts.decoder);
+  parse_decoder(member(doc, "decoder"), where + " decoder", parts.decoder);
   parts.description = "tokenizer.json: " + parts.model->description();
   return parts;
 }
@@ -274,6 +286,26 @@ void check_added_ids(const PipelineParts& parts, const std::string& where) {
   }
 }
 
+// Every id a post-processor adds must be one the tokenizer knows (a vocabulary piece or an added
+// token): an unknown one is a broken file, said here rather than as a model's "id outside the
+// vocabulary" later, which reads as the user's mistake.
+void check_post_processor_ids(const PipelineParts& parts, const std::string& where) {
+  long long size = parts.model->size();
+  for (const AddedTokenSpec& t : parts.added_tokens) size = std::max<long long>(size, t.id + 1LL);
+  for (const PostStep& step : parts.post_processor) {
+    for (const auto* list : {&step.prefix, &step.suffix}) {
+      for (const auto& [id, piece] : *list) {
+        bool known = parts.model->id_to_token(id) != nullptr;
+        for (const AddedTokenSpec& t : parts.added_tokens) known = known || t.id == id;
+        if (known) continue;
+        throw ModelError(where + ": special token \"" + quote_excerpt(piece, 40) + "\" has id " +
+                         std::to_string(id) + ", which is not in the vocabulary (" +
+                         std::to_string(size) + " ids)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool has_tokenizer_files(const std::filesystem::path& folder) {
@@ -285,7 +317,8 @@ std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& fol
   const TokenizerFiles files = find_tokenizer_files(folder);
   json config;
   if (files.tokenizer_config_json) {
-    config = read_json_file(*files.tokenizer_config_json, "tokenizer config");
+    config =
+        read_json_file(*files.tokenizer_config_json, "tokenizer config", kTokenizerConfigMaxBytes);
     if (!config.is_object()) {
       throw ModelError(files.tokenizer_config_json->string() + ": expected a JSON object");
     }
@@ -327,7 +360,9 @@ std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& fol
     apply_config(config, where, parts, Lookup(parts));
   }
   bos_eos_from_post_processor(parts);
-  check_added_ids(parts, files.tokenizer_json ? files.tokenizer_json->string() : folder.string());
+  const std::string where = files.tokenizer_json ? files.tokenizer_json->string() : folder.string();
+  check_added_ids(parts, where);
+  check_post_processor_ids(parts, where + " post_processor");
   return make_pipeline_tokenizer(std::move(parts));
 }
 

@@ -58,6 +58,18 @@ inline bool bool_field(const nlohmann::json& j, const char* key, bool fallback,
   return j[key].get<bool>();
 }
 
+// Sequence components (normalizers, pre-tokenizers, post-processors, decoders) nest at most this
+// deep: a tokenizer.json's nesting is bounded on reading (kTokenizerJsonMaxDepth allows ~62
+// levels of Sequence), and the builders, which recurse, bound it again for JSON from elsewhere.
+inline constexpr int kMaxSequenceNesting = 64;
+
+inline void check_nesting(int depth, const std::string& where) {
+  if (depth > kMaxSequenceNesting) {
+    throw ModelError(where + ": Sequence nested more than " + std::to_string(kMaxSequenceNesting) +
+                     " levels deep");
+  }
+}
+
 // A token id: an integer in [0, 2^31 - 2], so that id + 1 (a vocabulary size) still fits an int.
 inline int id_value(const nlohmann::json& v, const std::string& what, const std::string& where) {
   if (!v.is_number_integer()) {

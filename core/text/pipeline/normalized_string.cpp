@@ -2,7 +2,23 @@
 
 #include <algorithm>
 
+#include "core/util/error.h"
+
 namespace attnscope::text {
+
+std::size_t max_grown_bytes(std::size_t original) {
+  constexpr std::size_t kIntLimit = 0x7FFFFFF0;
+  if (original >= (kIntLimit - kGrowthSlack) / kMaxGrowth) return kIntLimit;
+  return kMaxGrowth * original + kGrowthSlack;
+}
+
+void check_growth(std::size_t bytes, std::size_t original, const std::string& where) {
+  if (bytes <= max_grown_bytes(original)) return;
+  throw ModelError(where + ": its output would be " + std::to_string(bytes) + " bytes for " +
+                   std::to_string(original) + " bytes of text, over the limit of " +
+                   std::to_string(kMaxGrowth) + " x the text + " + std::to_string(kGrowthSlack) +
+                   " bytes");
+}
 NormalizedString::NormalizedString(std::string_view text, int start, int end)
     : original_start_(start), original_end_(end), user_text_(text) {
   const std::string_view piece = text.substr(start, end - start);

@@ -88,6 +88,17 @@ class NormalizedString {
   std::string_view user_text_;  // the whole text given to encode(), for is_invalid_byte
 };
 
+// Normalizers and pre-tokenizers may grow a text (NFKD makes "\uFDFA" 11 times its bytes,
+// ByteLevel doubles non-ASCII bytes), but never beyond this many bytes for `original` bytes of the
+// user's text: a Replace of one character by 1,000, or a Sequence of ByteLevels, would otherwise
+// take gigabytes for a short text. Below 2^31 always, since offsets are ints.
+inline constexpr std::size_t kMaxGrowth = 64;
+inline constexpr std::size_t kGrowthSlack = 64 << 10;
+std::size_t max_grown_bytes(std::size_t original);
+// Throws ModelError "<where>: its output would be N bytes for M bytes of text, over the limit of
+// 64 x the text + 65536 bytes" when `bytes` is over max_grown_bytes(original).
+void check_growth(std::size_t bytes, std::size_t original, const std::string& where);
+
 // Matches of a predicate on characters: each character for which it holds is its own match, with
 // the runs between as non-matches (Hugging Face's Pattern for Fn(char) -> bool).
 template <typename Predicate>

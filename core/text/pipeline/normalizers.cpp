@@ -150,23 +150,38 @@ class StripNormalizer final : public Normalizer {
   bool left_, right_;
 };
 
+// The user's bytes `s` stands for: what its growth is measured against.
+std::size_t original_bytes(const NormalizedString& s) {
+  return static_cast<std::size_t>(s.original_end() - s.original_start());
+}
+
 class PrependNormalizer final : public Normalizer {
  public:
-  explicit PrependNormalizer(std::string prefix) : prefix_(std::move(prefix)) {}
-  void normalize(NormalizedString& s) const override { s.prepend(prefix_); }
+  PrependNormalizer(std::string prefix, std::string where)
+      : prefix_(std::move(prefix)), where_(std::move(where)) {}
+  void normalize(NormalizedString& s) const override {
+    // Once per piece between added tokens: a long prefix times many pieces adds up.
+    if (!s.empty()) check_growth(s.text().size() + prefix_.size(), original_bytes(s), where_);
+    s.prepend(prefix_);
+  }
 
  private:
   std::string prefix_;
+  std::string where_;
 };
 
 // Replace: a literal string (the common " " -> "▁") or a regular expression.
 class ReplaceNormalizer final : public Normalizer {
  public:
-  ReplaceNormalizer(std::string literal, std::unique_ptr<Regex> regex, std::string content)
-      : literal_(std::move(literal)), regex_(std::move(regex)), content_(std::move(content)) {}
+  ReplaceNormalizer(std::string literal, std::unique_ptr<Regex> regex, std::string content,
+                    std::string where)
+      : literal_(std::move(literal)),
+        regex_(std::move(regex)),
+        content_(std::move(content)),
+        where_(std::move(where)) {}
   void normalize(NormalizedString& s) const override {
     if (regex_) {
-      s.replace(regex_->find_matches(s.text()), content_);
+      replace(s, regex_->find_matches(s.text()));
       return;
     }
     if (literal_.empty() || s.text().find(literal_) == std::string::npos) return;
@@ -183,25 +198,42 @@ class ReplaceNormalizer final : public Normalizer {
     if (previous < static_cast<int>(text.size())) {
       matches.push_back({previous, static_cast<int>(text.size()), false});
     }
-    s.replace(matches, content_);
+    replace(s, matches);
   }
 
  private:
+  // The size of the result is known from the matches: checked before anything is built.
+  void replace(NormalizedString& s, const std::vector<PatternMatch>& matches) const {
+    std::size_t bytes = s.text().size();
+    for (const PatternMatch& m : matches) {
+      if (m.is_match) bytes += content_.size() - static_cast<std::size_t>(m.end - m.start);
+    }
+    check_growth(bytes, original_bytes(s), where_);
+    s.replace(matches, content_);
+  }
+
   std::string literal_;
   std::unique_ptr<Regex> regex_;
   std::string content_;
+  std::string where_;
 };
 
 class SequenceNormalizer final : public Normalizer {
  public:
-  explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps)
-      : steps_(std::move(steps)) {}
+  SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps, std::string where)
+      : steps_(std::move(steps)), where_(std::move(where)) {}
   void normalize(NormalizedString& s) const override {
-    for (const auto& step : steps_) step->normalize(s);
+    // Each step grows the text by a bounded factor (Replace and Prepend check themselves), so a
+    // check after each keeps a chain of them (NFKD after NFKD after Replace …) bounded too.
+    for (const auto& step : steps_) {
+      step->normalize(s);
+      check_growth(s.text().size(), original_bytes(s), where_);
+    }
   }
 
  private:
   std::vector<std::unique_ptr<Normalizer>> steps_;
+  std::string where_;
 };
 
 // Hugging Face's BERT control: categories Cc, Cf, Co except TAB, LF and CR.
@@ -288,8 +320,12 @@ std::unique_ptr<Normalizer> make_bert_normalizer(const BertNormalizerOptions& op
   return std::make_unique<BertNormalizer>(options);
 }
 
-std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& json, const std::string& where) {
+namespace {
+
+std::unique_ptr<Normalizer> make_normalizer_at(const nlohmann::json& json, const std::string& where,
+                                               int depth) {
   if (json.is_null()) return nullptr;
+  check_nesting(depth, where);
   const std::string type = string_field(json, "type", where);
   const std::string here = where + " " + type;
   if (type == "NFC") return std::make_unique<UnicodeNormalizer>(false, true);
@@ -302,16 +338,16 @@ std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& json, const st
                                              bool_field(json, "strip_right", true, here));
   }
   if (type == "Prepend")
-    return std::make_unique<PrependNormalizer>(string_field(json, "prepend", here));
+    return std::make_unique<PrependNormalizer>(string_field(json, "prepend", here), here);
   if (type == "Replace") {
     const std::string content = string_field(json, "content", here);
     const nlohmann::json& pattern = object_field(json, "pattern", here);
     if (pattern.contains("Regex")) {
       return std::make_unique<ReplaceNormalizer>(
-          "", std::make_unique<Regex>(string_field(pattern, "Regex", here), here), content);
+          "", std::make_unique<Regex>(string_field(pattern, "Regex", here), here), content, here);
     }
     return std::make_unique<ReplaceNormalizer>(string_field(pattern, "String", here), nullptr,
-                                               content);
+                                               content, here);
   }
   if (type == "BertNormalizer") {
     BertNormalizerOptions o;
@@ -324,11 +360,17 @@ std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& json, const st
   if (type == "Sequence") {
     std::vector<std::unique_ptr<Normalizer>> steps;
     for (const nlohmann::json& step : array_field(json, "normalizers", here)) {
-      if (auto n = make_normalizer(step, where)) steps.push_back(std::move(n));
+      if (auto n = make_normalizer_at(step, where, depth + 1)) steps.push_back(std::move(n));
     }
-    return std::make_unique<SequenceNormalizer>(std::move(steps));
+    return std::make_unique<SequenceNormalizer>(std::move(steps), here);
   }
   throw ModelError(where + ": normalizer type \"" + type + "\" is not supported");
+}
+
+}  // namespace
+
+std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& json, const std::string& where) {
+  return make_normalizer_at(json, where, 0);
 }
 
 }  // namespace attnscope::text

@@ -7,6 +7,7 @@
 #include "core/text/pipeline/normalizers.h"
 #include "core/text/pipeline/regex.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope::text {
 namespace {
@@ -180,14 +181,25 @@ std::unique_ptr<PreTokenizer> char_class(Predicate predicate, SplitBehavior beha
 
 class SequencePreTokenizer final : public PreTokenizer {
  public:
-  explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> steps)
-      : steps_(std::move(steps)) {}
+  SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> steps, std::string where)
+      : steps_(std::move(steps)), where_(std::move(where)) {}
   void pre_tokenize(std::vector<NormalizedString>& pieces) const override {
-    for (const auto& step : steps_) step->pre_tokenize(pieces);
+    // One step grows the pieces by a bounded factor (ByteLevel 2x, Metaspace's one character per
+    // space): a check after each keeps a chain of them bounded too.
+    std::size_t original = 0;
+    for (const NormalizedString& p : pieces)
+      original += static_cast<std::size_t>(p.original_end() - p.original_start());
+    for (const auto& step : steps_) {
+      step->pre_tokenize(pieces);
+      std::size_t bytes = 0;
+      for (const NormalizedString& p : pieces) bytes += p.text().size();
+      check_growth(bytes, original, where_);
+    }
   }
 
  private:
   std::vector<std::unique_ptr<PreTokenizer>> steps_;
+  std::string where_;
 };
 
 bool is_white_space(char32_t c) {
@@ -225,12 +237,15 @@ std::unique_ptr<PreTokenizer> make_bert_pre_tokenizer() {
   std::vector<std::unique_ptr<PreTokenizer>> steps;
   steps.push_back(char_class(is_white_space, SplitBehavior::kRemoved));
   steps.push_back(char_class(is_bert_punctuation, SplitBehavior::kIsolated));
-  return std::make_unique<SequencePreTokenizer>(std::move(steps));
+  return std::make_unique<SequencePreTokenizer>(std::move(steps), "BertPreTokenizer");
 }
 
-std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& json,
-                                                 const std::string& where) {
+namespace {
+
+std::unique_ptr<PreTokenizer> make_pre_tokenizer_at(const nlohmann::json& json,
+                                                    const std::string& where, int depth) {
   if (json.is_null()) return nullptr;
+  check_nesting(depth, where);
   const std::string type = string_field(json, "type", where);
   const std::string here = where + " " + type;
   if (type == "ByteLevel") {
@@ -255,6 +270,13 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& json,
   }
   if (type == "Metaspace") {
     const std::string replacement = optional_string(json, "replacement", "\u2581", here);
+    // One character, as Hugging Face (a Rust char; it refuses "" and "ab" alike): an empty one
+    // would split the text at every byte without end.
+    const std::vector<unicode::CodePoint> chars = unicode::decode_utf8(replacement);
+    if (chars.size() != 1 || !chars[0].valid) {
+      throw ModelError(here + ": key \"replacement\" must be one character, found \"" +
+                       quote_excerpt(replacement, 40) + "\"");
+    }
     PrependScheme scheme = bool_field(json, "add_prefix_space", true, here) ? PrependScheme::kAlways
                                                                             : PrependScheme::kNever;
     const std::string name = optional_string(json, "prepend_scheme", "", here);
@@ -283,11 +305,18 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& json,
   if (type == "Sequence") {
     std::vector<std::unique_ptr<PreTokenizer>> steps;
     for (const nlohmann::json& step : array_field(json, "pretokenizers", here)) {
-      if (auto p = make_pre_tokenizer(step, where)) steps.push_back(std::move(p));
+      if (auto p = make_pre_tokenizer_at(step, where, depth + 1)) steps.push_back(std::move(p));
     }
-    return std::make_unique<SequencePreTokenizer>(std::move(steps));
+    return std::make_unique<SequencePreTokenizer>(std::move(steps), here);
   }
   throw ModelError(where + ": pre_tokenizer type \"" + type + "\" is not supported");
+}
+
+}  // namespace
+
+std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& json,
+                                                 const std::string& where) {
+  return make_pre_tokenizer_at(json, where, 0);
 }
 
 }  // namespace attnscope::text

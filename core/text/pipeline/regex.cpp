@@ -25,7 +25,17 @@ struct RegionDeleter {
 
 struct Regex::Impl {
   OnigRegex regex = nullptr;
+  std::string where;  // for messages: the file and component
+  std::string shown;  // the pattern, cut for messages
 };
+
+namespace {
+
+std::string shown_pattern(const std::string& pattern) {
+  return pattern.size() > 80 ? pattern.substr(0, 80) + "..." : pattern;
+}
+
+}  // namespace
 
 Regex::Regex(const std::string& pattern, const std::string& where)
     : impl_(std::make_unique<Impl>()) {
@@ -38,10 +48,11 @@ Regex::Regex(const std::string& pattern, const std::string& where)
     OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
     onig_error_code_to_str(message, status, &error_info);
     impl_->regex = nullptr;
-    const std::string shown = pattern.size() > 80 ? pattern.substr(0, 80) + "..." : pattern;
-    throw ModelError(where + ": the regular expression \"" + shown +
+    throw ModelError(where + ": the regular expression \"" + shown_pattern(pattern) +
                      "\" does not compile: " + reinterpret_cast<const char*>(message));
   }
+  impl_->where = where;
+  impl_->shown = shown_pattern(pattern);
 }
 
 Regex::~Regex() {
@@ -61,7 +72,19 @@ std::vector<PatternMatch> Regex::find_matches(std::string_view text) const {
   while (search_from <= size) {
     const int found =
         onig_search(impl_->regex, str, end, str + search_from, end, region.get(), ONIG_OPTION_NONE);
-    if (found < 0) break;
+    if (found == ONIG_MISMATCH) break;
+    if (found < 0) {
+      // Oniguruma gave up (its retry limit: catastrophic backtracking on this text). Treating it as
+      // "no match" would give other tokens than Hugging Face's without a word; its tokenizers
+      // stops with an error too (the onig crate panics "Regex search error").
+      OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
+      onig_error_code_to_str(message, found);
+      const bool retry =
+          found == ONIGERR_RETRY_LIMIT_IN_MATCH_OVER || found == ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER;
+      throw ModelError(impl_->where + ": the regular expression \"" + impl_->shown + "\" " +
+                       (retry ? "hit the regex engine's retry limit on this text (" : "failed (") +
+                       reinterpret_cast<const char*>(message) + ")");
+    }
     const int match_start = region->beg[0];
     const int match_end = region->end[0];
     // As the onig crate's find_iter: no empty match right after the previous match.
