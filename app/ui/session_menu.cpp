@@ -11,6 +11,7 @@
 #include "app/lesson/lesson_steps.h"
 #include "app/session_io.h"
 #include "app/ui/settings.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 
@@ -23,6 +24,9 @@ std::string default_session_path(const App& app) {
 
 // The first bytes of a JSON file say whether it is a session, whatever its name.
 bool looks_like_session(const std::string& path) {
+  // Only a regular file is peeked at: a dropped FIFO would block the window here. What is not one
+  // goes on to the trace reader, which says what it is.
+  if (!regular_file_problem(path).empty()) return false;
   std::ifstream in(path, std::ios::binary);
   std::string head(512, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/util/atomic_file.h"
+#include "core/util/file_read.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,8 +25,9 @@ Settings load_settings(std::string& problem) {
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return s;
   try {
-    std::ifstream in(path);
-    nlohmann::json j = nlohmann::json::parse(in);
+    // Read as a regular file of at most 1 MB: a FIFO named settings.json would otherwise block
+    // the window before it opens (the problem is shown, the defaults are used).
+    nlohmann::json j = nlohmann::json::parse(read_regular_file(path, "settings", 1u << 20));
     s.light_theme = j.value("light_theme", s.light_theme);
     s.font_scale = std::clamp(j.value("font_scale", s.font_scale), 0.5f, 2.5f);
     s.left_panel = j.value("left_panel", s.left_panel);

@@ -10,6 +10,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/util/error.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
 namespace fs = std::filesystem;
@@ -49,6 +50,9 @@ CreateGlBackendFn gl_module_entry(std::string& why) {
     const fs::path path = module_path("ATTNSCOPE_GL_MODULE", kGlModuleFile);
     if (!fs::exists(path)) {
       entry_why = "the OpenGL module was not built (libEGL or python3-glad was missing)";
+    } else if (const std::string problem = regular_file_problem(path); !problem.empty()) {
+      // dlopen on a FIFO waits for a writer forever: fall back as when the module is missing.
+      entry_why = "the OpenGL module " + path.string() + " " + problem;
     } else if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL); !handle) {
       const char* err = dlerror();
       entry_why = std::string("the OpenGL module could not be loaded (") +
@@ -80,6 +84,10 @@ std::shared_ptr<Backend> try_cuda_backend(std::string& why) {
   const fs::path path = cuda_module_path();
   if (!fs::exists(path)) {
     why = cached_why = "the CUDA module was not built (nvcc was not found at build time)";
+    return nullptr;
+  }
+  if (const std::string problem = regular_file_problem(path); !problem.empty()) {
+    why = cached_why = "the CUDA module " + path.string() + " " + problem;  // dlopen would block
     return nullptr;
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -8,14 +8,39 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace/trace_reader.h"
+#include "core/util/file_read.h"
 
 namespace attnscope {
+
+// Per-matrix overhead (a Matrix and its allocation, ~64 bytes) is bounded by bounding the count
+// of matrices: a safetensors trace of 20 million one-token layers (80 MB) took 4.6 GB. Real models
+// have at most ~128 layers and ~128 heads.
+void check_trace_counts(size_t layers, size_t heads, const std::string& name) {
+  if (layers <= kMaxTraceLayers && heads <= kMaxTraceHeads && layers * heads <= kMaxTraceMatrices)
+    return;
+  throw TraceError(name + ": key 'attention': " + std::to_string(layers) + " layers x " +
+                   std::to_string(heads) + " heads is more than a trace may hold (at most " +
+                   std::to_string(kMaxTraceLayers) + " layers, " + std::to_string(kMaxTraceHeads) +
+                   " heads and " + std::to_string(kMaxTraceMatrices) + " matrices)");
+}
 
 namespace {
 
 using json = nlohmann::json;
 
-constexpr size_t kMaxDepth = 64;
+constexpr size_t kMaxDepth = kMaxTraceJsonDepth;
+// JSON values kept outside "attention" (tokens, model, …): 65,536 tokens of 6 keys each fit many
+// times over, and at roughly 100 bytes a value in memory the header stays under ~100 MB.
+constexpr size_t kMaxKeptValues = 1u << 20;
+
+// The top-level keys read_trace_header reads; every other key is skipped as it streams past,
+// never materialised (a 100 MB unknown key full of {} took 3 GB as a JSON document).
+bool known_key(const std::string& k) {
+  for (const char* known :
+       {"format", "model", "backend", "text", "tokens", "pieces", "truncated_at_byte", "selection"})
+    if (k == known) return true;
+  return false;
+}
 
 class TraceSax final : public nlohmann::json_sax<json> {
  public:
@@ -31,21 +56,24 @@ class TraceSax final : public nlohmann::json_sax<json> {
   std::vector<size_t> shape;
   bool saw_attention = false;
 
-  bool null() override { return value(json(nullptr), "null"); }
-  bool boolean(bool v) override { return value(json(v), "a boolean"); }
+  bool null() override { return skipped_scalar() || value(json(nullptr), "null"); }
+  bool boolean(bool v) override { return skipped_scalar() || value(json(v), "a boolean"); }
   bool number_integer(number_integer_t v) override {
-    return attention_number(static_cast<double>(v)) || value(json(v), "");
+    return skipped_scalar() || attention_number(static_cast<double>(v)) || value(json(v), "");
   }
   bool number_unsigned(number_unsigned_t v) override {
-    return attention_number(static_cast<double>(v)) || value(json(v), "");
+    return skipped_scalar() || attention_number(static_cast<double>(v)) || value(json(v), "");
   }
   bool number_float(number_float_t v, const string_t&) override {
-    return attention_number(v) || value(json(v), "");
+    return skipped_scalar() || attention_number(v) || value(json(v), "");
   }
-  bool string(string_t& v) override { return value(json(std::move(v)), "a string"); }
+  bool string(string_t& v) override {
+    return skipped_scalar() || value(json(std::move(v)), "a string");
+  }
   bool binary(binary_t&) override { return fail_here("binary data"); }
 
   bool start_object(std::size_t) override {
+    if (skipping_) return skip_open();
     if (depth_ == 0) {
       ++depth_;
       return true;
@@ -54,10 +82,14 @@ class TraceSax final : public nlohmann::json_sax<json> {
     return open(json::object());
   }
   bool key(string_t& k) override {
+    if (skipping_) return true;
     if (depth_ == 1) {
       if (k == "attention") {
         if (saw_attention) throw TraceError(name_ + ": key 'attention' appears twice");
         saw_attention = in_attention_ = true;
+      } else if (!known_key(k)) {
+        current_key_ = k;
+        skipping_ = true;  // readers ignore keys they do not know: its value streams past
       } else {
         current_key_ = k;
         if (keys.count(k)) throw TraceError(name_ + ": key '" + k + "' appears twice");
@@ -68,6 +100,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
     return true;
   }
   bool end_object() override {
+    if (skipping_) return skip_close();
     if (stack_.empty()) {  // the top-level object
       depth_ = 0;
       return true;
@@ -75,11 +108,13 @@ class TraceSax final : public nlohmann::json_sax<json> {
     return close();
   }
   bool start_array(std::size_t) override {
+    if (skipping_) return skip_open();
     if (depth_ == 0) return top_level("an array");
     if (in_attention_) return attention_open();
     return open(json::array());
   }
   bool end_array() override {
+    if (skipping_) return skip_close();
     if (in_attention_) return attention_close();
     return close();
   }
@@ -121,6 +156,32 @@ class TraceSax final : public nlohmann::json_sax<json> {
         ", found " + found);
   }
 
+  // An unknown key's value: only its nesting is counted (the parser checks it is valid JSON).
+  bool skipped_scalar() {
+    if (!skipping_) return false;
+    if (skip_depth_ == 0) skipping_ = false;  // the whole value was this scalar
+    return true;
+  }
+  bool skip_open() {
+    if (++skip_depth_ > kMaxDepth) nested_too_deep();  // bounded like the keys that are kept
+    return true;
+  }
+  [[noreturn]] void nested_too_deep() {
+    throw TraceError(name_ + ": key '" + current_key_ + "': nested deeper than " +
+                     std::to_string(kMaxDepth) + " levels");
+  }
+  bool skip_close() {
+    if (--skip_depth_ == 0) skipping_ = false;
+    return true;
+  }
+  void count_kept() {
+    if (++kept_ > kMaxKeptValues)
+      throw TraceError(name_ + ": key '" + current_key_ + "': more than " +
+                       std::to_string(kMaxKeptValues) +
+                       " JSON values outside 'attention' (a trace's tokens and model need far "
+                       "fewer)");
+  }
+
   // A value anywhere but in attention.
   bool value(json v, const std::string& kind) {
     if (depth_ == 0) top_level(kind.empty() ? "a number" : kind);
@@ -131,6 +192,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
       }
       return fail_here(kind);
     }
+    count_kept();
     if (stack_.empty()) {
       keys[current_key_] = std::move(v);
       return true;
@@ -148,9 +210,8 @@ class TraceSax final : public nlohmann::json_sax<json> {
     return &slot;
   }
   bool open(json container) {
-    if (stack_.size() >= kMaxDepth)
-      throw TraceError(name_ + ": key '" + current_key_ + "': nested deeper than " +
-                       std::to_string(kMaxDepth) + " levels");
+    if (stack_.size() >= kMaxDepth) nested_too_deep();
+    count_kept();
     ++depth_;
     if (stack_.empty()) {
       json& slot = keys[current_key_];
@@ -170,6 +231,10 @@ class TraceSax final : public nlohmann::json_sax<json> {
   // attention: four nested arrays; each level's length must match the first array of that level.
   bool attention_open() {
     if (!counts_.empty()) counts_.back()++;
+    if (counts_.size() == 1 && counts_[0] > kMaxTraceLayers)
+      check_trace_counts(counts_[0], 1, name_);  // throws, before the layers cost memory
+    if (counts_.size() == 2 && counts_[1] > kMaxTraceHeads)
+      check_trace_counts(1, counts_[1], name_);
     if (counts_.size() == 4) fail_here("a fifth nested array");
     counts_.push_back(0);
     return true;
@@ -200,6 +265,8 @@ class TraceSax final : public nlohmann::json_sax<json> {
     if (level == 2) {  // a matrix closed: its rows all had shape[3] numbers
       const auto rows = static_cast<Eigen::Index>(found),
                  cols = static_cast<Eigen::Index>(found == 0 ? 0 : shape[3]);
+      if (matrices.size() >= kMaxTraceMatrices)
+        check_trace_counts(shape[0] == kUnknown ? counts_[0] : shape[0], counts_[1], name_);
       matrices.emplace_back(Eigen::Map<const Matrix>(row_buffer.data(), rows, cols));
       row_buffer.clear();
     }
@@ -212,13 +279,25 @@ class TraceSax final : public nlohmann::json_sax<json> {
   std::string current_key_, pending_key_;
   std::vector<json*> stack_;
   bool in_attention_ = false;
+  bool skipping_ = false;       // inside the value of a key no reader reads
+  size_t skip_depth_ = 0;       // its open arrays and objects
+  size_t kept_ = 0;             // JSON values kept in `keys`
   std::vector<size_t> counts_;  // elements seen so far at each open attention level
 };
 
 [[noreturn]] void bad(const std::string& name, const std::string& key, const std::string& expected,
                       const json& found) {
-  std::string shown =
-      found.is_null() ? "nothing" : found.dump(-1, ' ', false, json::error_handler_t::replace);
+  // Never dump() an array or object: its serializer recurses, and a value nested 100,000 levels
+  // deep (a safetensors trace's metadata) overflows the stack while this message is built.
+  std::string shown;
+  if (found.is_null())
+    shown = "nothing";
+  else if (found.is_array())
+    shown = "an array of " + std::to_string(found.size()) + " values";
+  else if (found.is_object())
+    shown = "an object with " + std::to_string(found.size()) + " keys";
+  else
+    shown = found.dump(-1, ' ', false, json::error_handler_t::replace);
   if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
   throw TraceError(name + ": key '" + key + "': expected " + expected + ", found " + shown);
 }
@@ -380,11 +459,16 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
 }
 
 AttentionTrace read_trace_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ": cannot open the file");
+  // Asked before any stream opens the path: opening a FIFO waits for a writer forever, and a
+  // device never ends. Every way a trace is read (view, render/heads --trace, a session's trace:
+  // model, a dropped file) comes through here.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw TraceError(path.string() + ": is a folder, expected a trace file (.json, .safetensors)");
+  if (const std::string problem = regular_file_problem(path); !problem.empty())
+    throw TraceError(path.string() + ": " + problem);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path.string() + ": cannot open the file");
   // JSON starts with '{' (after any whitespace); a safetensors file with its 8-byte length.
   char first = 0;
   while (in.get(first) && (first == ' ' || first == '\n' || first == '\r' || first == '\t')) {

@@ -29,12 +29,23 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   // The metadata holds the JSON trace's keys: plain strings as they are, the rest as JSON text.
   std::map<std::string, nlohmann::json> keys;
   for (const auto& [key, value] : file.metadata()) {
+    if (key != "model" && key != "tokens" && key != "truncated_at_byte" && key != "selection" &&
+        key != "format" && key != "backend" && key != "text" && key != "pieces")
+      continue;  // readers ignore keys they do not know: never parsed
     if (key == "format" || key == "backend" || key == "text" || key == "pieces") {
       keys[key] = value;
       continue;
     }
+    // Nesting bounded as in the JSON reader: a deeper value would be copied and compared by
+    // recursive code later.
+    const auto bounded = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxTraceJsonDepth)
+        throw TraceError(name + ": key '__metadata__." + key + "': nested deeper than " +
+                         std::to_string(kMaxTraceJsonDepth) + " levels");
+      return true;
+    };
     try {
-      keys[key] = nlohmann::json::parse(value);
+      keys[key] = nlohmann::json::parse(value, bounded);
     } catch (const nlohmann::json::exception&) {
       throw TraceError(name + ": key '__metadata__." + key + "': expected JSON text, found '" +
                        value.substr(0, 40) + "'");
@@ -50,6 +61,7 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
     throw TraceError(name + ": key 'attention': expected shape [layers, heads, n, n], found " +
                      std::to_string(info.shape.size()) + " dimensions");
   std::vector<size_t> shape(info.shape.begin(), info.shape.end());
+  check_trace_counts(shape[0], shape[1], name);  // before a Matrix is made per layer and head
   const size_t n = trace.tokens.size();
   if (info.dtype == "F32" && shape[2] == n && shape[3] == n) {
     // F32 (what attnscope writes): each matrix read straight from the file into its Matrix, so

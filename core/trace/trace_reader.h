@@ -19,6 +19,14 @@ struct TraceError : Error {
 };
 
 inline constexpr double kRowSumTolerance = 1e-3;
+// What a trace file may hold (real models have at most ~128 layers and ~128 heads): each matrix
+// costs memory of its own whatever its size, so the count is bounded, not only the bytes. Nested
+// JSON (a header key, a safetensors metadata value) is refused beyond kMaxTraceJsonDepth levels.
+inline constexpr std::size_t kMaxTraceLayers = 1024, kMaxTraceHeads = 1024,
+                             kMaxTraceMatrices = 1u << 16;
+inline constexpr int kMaxTraceJsonDepth = 64;
+// Throws TraceError when `layers` x `heads` exceeds the bounds above.
+void check_trace_counts(std::size_t layers, std::size_t heads, const std::string& name);
 
 // Chooses the reader by the file's first bytes ('{' JSON, else safetensors). Throws TraceError.
 AttentionTrace read_trace_file(const std::filesystem::path& path);

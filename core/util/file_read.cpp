@@ -92,6 +92,13 @@ std::string path_problem(const std::filesystem::path& path) {
   return std::string("cannot be accessed (") + std::strerror(err) + ")";
 }
 
+std::string regular_file_problem(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path_problem(path);
+  if (!S_ISREG(st.st_mode)) return "is " + kind_of(st.st_mode) + ", expected a regular file";
+  return "";
+}
+
 bool path_present(const std::filesystem::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) return true;

@@ -33,6 +33,12 @@ constexpr std::uint64_t kDefaultMaxFileBytes = 512ull << 20;
 std::string read_regular_file(const std::filesystem::path& path, const std::string& what,
                               std::uint64_t max_bytes = kDefaultMaxFileBytes);
 
+// Why `path` (symlinks followed) is not a regular file that can be opened, in words for a message:
+// "is a FIFO (named pipe), expected a regular file", "is a directory, …", "does not exist", …;
+// "" when it is one. Never opens the path, so a FIFO cannot block it: callers that stream a file
+// (a trace of gigabytes) ask this first instead of handing the path to a std::ifstream blindly.
+std::string regular_file_problem(const std::filesystem::path& path);
+
 // Whether `path` names something, without throwing: a symlink loop or an unreadable parent
 // counts as present, so that reading it reports the real problem instead of "missing".
 bool path_present(const std::filesystem::path& path);

@@ -12,7 +12,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace attnscope;
-  if (size == 0) return 0;
+  // The readers bound nesting themselves (kMaxTraceJsonDepth, in JSON and in safetensors
+  // metadata) and counts of layers and heads (check_trace_counts); inputs are bounded here so each
+  // run stays quick: a trace past 4 MB finds nothing a smaller one cannot.
+  if (size == 0 || size > (4u << 20)) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     AttentionTrace trace;
