@@ -285,7 +285,8 @@ Session parse_session(const std::string& document, const std::string& file) {
   Session s;
   top.get("model", s.model, 4096);
   if (s.model.empty()) top.fail("model", "a model spec (lesson, a folder or a repo id)", "\"\"");
-  top.get_choice("backend", s.backend, {"auto", "cpu", "cuda"});
+  // Every backend select_backend knows (parse_backend_choice): the app writes the one it runs on.
+  top.get_choice("backend", s.backend, {"auto", "cpu", "cuda", "opengl"});
 
   Reader lesson = top.object("lesson");
   LessonOptions& l = s.lesson;
@@ -357,7 +358,8 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get_choice("focus_view", s.focus_view,
                   {"", "heatmap", "arcs", "lines", "meaning", "formula", "model"});
   view.get("focus_slot", s.focus_slot, 0, kSessionSlots - 1);
-  view.get_choices("tabs", s.tabs, {"arcs", "lines", "meaning", "formula"});
+  // Every view name (app/ui/layout.h): `--views` may put any of them in the tab regions.
+  view.get_choices("tabs", s.tabs, {"heatmap", "arcs", "lines", "meaning", "formula", "model"});
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});

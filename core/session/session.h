@@ -22,8 +22,8 @@
 // model's order / every head) and "model_filter_min" (the filter's threshold), "top_k" (the lines'
 // and arcs' strongest keys per query, 1-20), "focus_view" ("" or the view filling the window:
 // "heatmap", "arcs", "lines", "meaning", "formula", "model") and "focus_slot" (its sentence,
-// 0-based), "tabs" (the views chosen in the tab regions: "arcs", "lines", "meaning",
-// "formula"); "display" may add "left_panel" (the controls on the left shown); a text may add
+// 0-based), "tabs" (the views chosen in the tab regions: any of the focus_view names but "");
+// "display" may add "left_panel" (the controls on the left shown); a text may add
 // "selected_queries" (token indices, several selected queries) and "generation" (the Generate
 // button's settings: {"tokens": N, "temperature": T, "top_k": K, "seed": S}).
 //
@@ -70,7 +70,7 @@ struct SessionText {
 
 struct Session {
   std::string model = "lesson";  // a model spec (shared/DESIGN.md): lesson, a folder, a repo id
-  std::string backend = "auto";  // auto | cpu | cuda
+  std::string backend = "auto";  // auto | cpu | cuda | opengl
   LessonOptions lesson;
   std::array<SessionText, kSessionSlots> texts;
   bool has_texts = true;  // false when the file has no "texts": the app keeps its sentences
