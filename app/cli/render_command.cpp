@@ -4,7 +4,9 @@
 //                  [--scale S]
 // A figure of one view, headless: SVG and PDF are vector (text as text), PNG is drawn by cairo's
 // image surface. No display and no OpenGL are needed for any of them.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "app/cli/command.h"
@@ -20,6 +22,18 @@
 
 namespace attnscope {
 namespace {
+
+// CLI::Range compares, and every comparison with NaN is false: "--scale nan" passed the range
+// check and ended in a cairo message naming no option. Checked first, the option is named.
+const CLI::Validator kFinite(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(v))
+        return "expected a finite number, found '" + text + "'";
+      return "";
+    },
+    "FINITE");
 
 class RenderCommand final : public Command {
  public:
@@ -51,6 +65,7 @@ class RenderCommand final : public Command {
         ->check(CLI::IsMember({"light", "dark"}))
         ->capture_default_str();
     sub->add_option("--width", width_, "figure width in px (default: the view's own)")
+        ->check(kFinite)
         ->check(CLI::Range(100, 20000));
     sub->add_option("--colormap", colormap_, "colormap")
         ->check(CLI::IsMember(maps))
@@ -67,9 +82,12 @@ class RenderCommand final : public Command {
                   "hide special tokens as keys, rows renormalised");
     sub->add_flag("--log-scale", options_.log_scale, "colours follow log10(weight)");
     sub->add_option("--log-floor", options_.log_floor, "weights below it get the first colour")
+        ->check(kFinite)
         ->check(CLI::Range(1e-9, 0.5))
         ->capture_default_str();
-    sub->add_option("--scale", scale_, "PNG pixels per unit")->check(CLI::Range(0.25, 8.0));
+    sub->add_option("--scale", scale_, "PNG pixels per unit")
+        ->check(kFinite)
+        ->check(CLI::Range(0.25, 8.0));
     sub->add_option("--layout", layout_, "write where cells went (JSON, for tests)")->group("");
     return sub;
   }

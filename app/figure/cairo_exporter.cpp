@@ -6,6 +6,7 @@
 #include <cairo.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -111,9 +112,23 @@ void write_pdf(const Figure& fig, const std::string& path, float) {
   check(status, path);
 }
 
+// A PNG is drawn whole in memory (4 bytes a pixel): a 24,000-px square took 2.4 GB. Past these
+// limits (cairo's own side limit, and 400 MB of pixels) the figure is refused with a message.
+constexpr double kMaxPngSide = 32767, kMaxPngPixels = 100e6;
+
 void write_png(const Figure& fig, const std::string& path, float scale) {
-  const int w = static_cast<int>(std::ceil(fig.width * scale)),
-            h = static_cast<int>(std::ceil(fig.height * scale));
+  const double wd = std::ceil(static_cast<double>(fig.width) * scale),
+               hd = std::ceil(static_cast<double>(fig.height) * scale);
+  if (!(scale > 0) || !std::isfinite(wd * hd) || wd > kMaxPngSide || hd > kMaxPngSide ||
+      wd * hd > kMaxPngPixels) {
+    char what[256];
+    std::snprintf(what, sizeof what,
+                  "a PNG of %.0f x %.0f pixels is over the limit (%.0f pixels a side, %.0f "
+                  "million in all): lower --scale or --width, or write .svg or .pdf",
+                  wd, hd, kMaxPngSide, kMaxPngPixels / 1e6);
+    throw UsageError(what);
+  }
+  const int w = static_cast<int>(wd), h = static_cast<int>(hd);
   cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
   check(cairo_surface_status(surface), path);
   cairo_t* cr = cairo_create(surface);

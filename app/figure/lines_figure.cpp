@@ -20,10 +20,30 @@ Figure build(const FigureRequest& r) {
   const Tokens& tokens = r.trace->tokens;
   const int n = static_cast<int>(w.rows()), m = static_cast<int>(w.cols());
   const ColorScale& range = shown.scale;
-  const int top_k = shown_top_k(r.top_k, m);
+  // A long trace is thinned to what can be seen: at most kMaxFigureLines lines in all (4,096
+  // tokens of tied weights drew 16 million lines: 3 GB of SVG and 30 s), each query keeping its
+  // strongest keys (ties broken by position), and the figure says so.
+  constexpr long kMaxFigureLines = 20000;
   const auto chosen = [&](int i) {
     return i == r.focus || std::binary_search(shown.queries.begin(), shown.queries.end(), i);
   };
+  int top_k = shown_top_k(r.top_k, m);
+  const auto lines_at = [&](int k, std::vector<float>& keep) {  // what the window would draw
+    long total = 0;
+    keep.assign(static_cast<size_t>(n), 0.0f);
+    for (int i = 0; i < n; ++i) {
+      keep[i] = top_k_threshold(w, i, k);
+      if (r.focus >= 0 && n > 24 && !chosen(i)) continue;  // only the focused query's lines
+      for (int j = 0; j < m; ++j) total += w(i, j) >= keep[i] && w(i, j) >= 0.01f * range.vmax;
+    }
+    return total;
+  };
+  std::vector<float> keep;
+  const bool thinned = lines_at(top_k, keep) > kMaxFigureLines;
+  if (thinned) {
+    top_k = static_cast<int>(std::clamp<long>(kMaxFigureLines / n, 1, top_k));
+    lines_at(top_k, keep);
+  }
   std::vector<std::string> labels(static_cast<size_t>(n));
   float label_w = 0;
   for (int i = 0; i < n; ++i) {
@@ -36,13 +56,22 @@ Figure build(const FigureRequest& r) {
   fig.width = r.width > 0 ? r.width : std::max(360.0f, 2 * (label_w + 2 * pad) + 240.0f);
   const float xl = pad + label_w + pad, xr = fig.width - pad - label_w - pad;
   if (xr - xl < 40.0f) throw UsageError("--width is too small for the token labels");
-  const float top = pad + title_h + kFigureFont * 1.8f;
+  const float caption_h = thinned ? kFigureFont * 1.4f : 0.0f;
+  const float top = pad + title_h + caption_h + kFigureFont * 1.8f;
   fig.height = top + n * row_h + pad;
   fig.background = pal.background;
   const std::string title = request_title(r, shown, &fig);
   if (r.title)
     fig.add(FigureText{pad, pad + kFigureTitleFont, title, kFigureTitleFont, pal.text,
                        FigureText::Anchor::kStart, false, false, true});
+  char caption[160] = "";
+  if (thinned) {
+    std::snprintf(caption, sizeof caption,
+                  "showing the %d strongest key%s of each query (%d tokens: thinned to fit)", top_k,
+                  top_k == 1 ? "" : "s", n);
+    fig.add(
+        FigureText{pad, pad + title_h + kFigureFont, caption, kFigureFont * 0.9f, pal.text_dim});
+  }
   fig.add(FigureText{pad, top - kFigureFont * 0.6f, "queries", kFigureFont, pal.text_dim});
   fig.add(FigureText{fig.width - pad, top - kFigureFont * 0.6f, "keys", kFigureFont, pal.text_dim,
                      FigureText::Anchor::kEnd});
@@ -59,10 +88,15 @@ Figure build(const FigureRequest& r) {
       const bool focused = chosen(i);
       if ((pass == 1) != focused || (pass == 0 && r.focus >= 0 && n > 24)) continue;
       const float yi = top + (i + 0.5f) * row_h;
-      const float keep = top_k_threshold(w, i, top_k);  // each query's top-k keys only
+      // Each query's top-k keys only. Keys tied at the threshold are all drawn, as the window
+      // does, unless the figure is thinned: then no more than top_k (the earliest tied keys).
+      int ties = top_k;
+      if (thinned)
+        for (int j = 0; j < m; ++j) ties -= w(i, j) > keep[i] ? 1 : 0;
       for (int j = 0; j < m; ++j) {
         const float t = w(i, j) / range.vmax;
-        if (t < 0.01f || w(i, j) < keep) continue;
+        if (t < 0.01f || w(i, j) < keep[i]) continue;
+        if (thinned && w(i, j) == keep[i] && ties-- <= 0) continue;
         const float alpha = focused ? 0.15f + 0.85f * t : 0.06f + 0.3f * t;
         const float width = focused ? 1.0f + 5.0f * t : 1.0f + 1.5f * t;
         fig.add(FigurePath{
@@ -77,8 +111,9 @@ Figure build(const FigureRequest& r) {
     fig.add(FigureText{xl - 4, y, labels[i], kFigureFont, c, FigureText::Anchor::kEnd});
     fig.add(FigureText{xr + 4, y, labels[i], kFigureFont, dim ? pal.text_dim : pal.text});
   }
-  fig.layout["lines"] = {{"xl", xl}, {"xr", xr},       {"top", top},       {"row_h", row_h},
-                         {"n", n},   {"top_k", top_k}, {"focus", r.focus}, {"drawn", drawn}};
+  fig.layout["lines"] = {{"xl", xl},         {"xr", xr},       {"top", top},
+                         {"row_h", row_h},   {"n", n},         {"top_k", top_k},
+                         {"focus", r.focus}, {"drawn", drawn}, {"caption", caption}};
   return fig;
 }
 }  // namespace

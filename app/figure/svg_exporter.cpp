@@ -11,6 +11,7 @@
 
 #include "app/figure/figure_export.h"
 #include "app/figure/pango_text.h"
+#include "core/text/unicode.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -40,25 +41,31 @@ std::string fill_attrs(const char* attr, Rgba c) {
   return s;
 }
 
+// Text that XML 1.0 can always hold, whatever the label came from (typed text, a stored trace, a
+// folder name): the markup characters escaped, C0 controls (tab kept) as spaces, and what XML
+// forbids outright (invalid UTF-8, encoded surrogates, U+FFFE, U+FFFF) as U+FFFD.
 std::string escape(const std::string& text) {
   std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even as references.
-        out += (static_cast<unsigned char>(ch) < 0x20 && ch != '\t') ? ' ' : ch;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const unicode::CodePoint cp = unicode::decode_at(text, at);
+    at += static_cast<std::size_t>(cp.length);
+    const char32_t c = cp.value;
+    if (!cp.valid || c == 0xFFFE || c == 0xFFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+      unicode::append_utf8(out, unicode::kReplacementCharacter);
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else if (c < 0x20 && c != '\t') {
+      out += ' ';  // XML 1.0 forbids most control characters even as references
+    } else {
+      out.append(text, at - static_cast<std::size_t>(cp.length),
+                 static_cast<std::size_t>(cp.length));
     }
   }
   return out;
