@@ -1,7 +1,12 @@
 // Hostile input in the GUI (issue 15): a broken model never ends the app, however long its error;
 // a window too large for the GL implementation is clamped with a message; a screenshot that cannot
 // be written is a failure (exit 1), not a silent exit 0.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -31,7 +36,9 @@ std::string read_text(const std::string& path) {
 TEST(Hostile, LongErrorTextIsShownNotFatal) {
   const std::string dir = test::temp_dir();
   const std::string png = dir + "/err.png";
-  const std::string spec = "/nonexistent/" + std::string(3000, 'a') + "/" + std::string(3000, 'b');
+  // Built with append: GCC 12 gives a false -Warray-bounds on "lit" + std::string(n, c).
+  std::string spec = "/nonexistent/";
+  spec.append(3000, 'a').append("/").append(3000, 'b');
   EXPECT_EQ(
       run_app("--model " + shell_quote(spec) + " --text " + shell_quote(spec) + " --screenshot " +
                   shell_quote(png) + " --layout " + shell_quote(dir + "/err.json"),
@@ -68,6 +75,27 @@ TEST(Hostile, ScreenshotToAFullDiskFails) {
   EXPECT_EQ(run_app("--screenshot /dev/full", dir + "/stderr"), 1);
   const std::string err = read_text(dir + "/stderr");
   EXPECT_NE(err.find("writing the screenshot to '/dev/full' failed"), std::string::npos) << err;
+}
+
+// A settings.json that is a FIFO blocked the window before it opened (issue 23): now it is
+// refused as not a regular file, the defaults are used and the problem is shown.
+TEST(Hostile, SettingsThatAreAFifoDoNotBlockTheWindow) {
+  const std::string dir = test::temp_dir();
+  const std::string config = dir + "/fifo_config";
+  std::filesystem::create_directories(config + "/attnscope");
+  ASSERT_EQ(::mkfifo((config + "/attnscope/settings.json").c_str(), 0600), 0);
+  const char* bin = std::getenv("ATTNSCOPE_BIN");
+  ASSERT_NE(bin, nullptr);
+  const std::string png = dir + "/s.png", layout = dir + "/s.json";
+  const std::string cmd = "XDG_CONFIG_HOME=" + shell_quote(config) + " timeout 60 " +
+                          shell_quote(bin) + " --screenshot " + shell_quote(png) + " --layout " +
+                          shell_quote(layout) + " 2>" + shell_quote(dir + "/stderr");
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "124: blocked on the FIFO\n" << read_text(dir + "/stderr");
+  EXPECT_EQ(read_png(png).width, 1600);
+  EXPECT_NE(read_text(layout).find("is a FIFO (named pipe), expected a regular file"),
+            std::string::npos);
 }
 
 }  // namespace
