@@ -106,6 +106,11 @@ bool one_line_containing(const std::string& output, const std::string& part) {
   return false;
 }
 
+// Address-space limits for the app (a sanitizer build's shadow memory needs terabytes of it).
+std::string memory_limit(long mb) {
+  return testing::kMemoryLimitWorks ? "ulimit -v " + std::to_string(mb << 10) + ";" : "";
+}
+
 #define SKIP_WITHOUT_APP() \
   if (!fs::exists(attnscope_exe())) GTEST_SKIP() << "the app was not built"
 
@@ -267,7 +272,7 @@ TEST(HostileFigures, LinesOfALongTraceAreThinnedAndSaySo) {
   const test::ShellRun r =
       cli("render --view lines --trace '" + (tmp.path() / "t.safetensors").string() + "' -o '" +
               svg.string() + "'",
-          "ulimit -v 2000000; timeout 30");
+          memory_limit(2000) + " timeout 30");
   ASSERT_EQ(r.exit_code, 0) << r.output;  // 124: still drawing; 137 or 1: out of memory
   const std::string text = testing::read_file(svg);
   std::size_t paths = 0;
@@ -276,6 +281,18 @@ TEST(HostileFigures, LinesOfALongTraceAreThinnedAndSaySo) {
   EXPECT_GE(paths, 2048u);  // every query keeps its strongest key
   EXPECT_TRUE(contains(text, "showing the 5 strongest keys of each query (2048 tokens"))
       << text.substr(0, 2000);
+
+  // Arcs draw one arc a query (its strongest key) or one a key of the focused row: bounded too.
+  const fs::path arcs = tmp.path() / "arcs.svg";
+  const test::ShellRun a =
+      cli("render --view arcs --focus 7 --trace '" + (tmp.path() / "t.safetensors").string() +
+              "' -o '" + arcs.string() + "'",
+          memory_limit(2000) + " timeout 30");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const std::string arcs_text = testing::read_file(arcs);
+  paths = 0;
+  for (std::size_t at = 0; (at = arcs_text.find("<path", at)) != std::string::npos; ++at) ++paths;
+  EXPECT_LE(paths, 2048u);
 }
 
 TEST(HostileFigures, AHugePngIsRefusedNamingTheOptions) {
@@ -283,7 +300,7 @@ TEST(HostileFigures, AHugePngIsRefusedNamingTheOptions) {
   TempDir tmp;
   const test::ShellRun r = cli(
       "render --view heatmap --width 20000 --scale 2 -o '" + (tmp.path() / "f.png").string() + "'",
-      "ulimit -v 2000000; timeout 30");
+      memory_limit(2000) + " timeout 30");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(one_line_containing(r.output, "lower --scale or --width")) << r.output;
   EXPECT_TRUE(one_line_containing(r.output, "32767 pixels a side, 100 million in all")) << r.output;
