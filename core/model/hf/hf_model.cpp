@@ -34,6 +34,21 @@ std::string spec_for(const ModelFolder& found) {
   return fs::absolute(found.folder).string();
 }
 
+// Weights that are there but cannot be opened (a symlink loop, a dangling link, no permission, a
+// FIFO) are named with what is wrong, not reported as absent.
+std::string missing_weights_message(const fs::path& folder) {
+  for (const char* name : {"model.safetensors", "model.safetensors.index.json"}) {
+    const fs::path path = folder / name;
+    if (!path_present(path)) continue;
+    std::string problem = path_problem(path);
+    if (problem.empty()) problem = regular_file_problem(path);
+    if (!problem.empty()) return path.string() + " " + problem;
+  }
+  return folder.string() +
+         " has no model.safetensors (nor model.safetensors.index.json); download the model again "
+         "with `attnscope download ID`";
+}
+
 }  // namespace
 
 std::shared_ptr<const Model> open_hf_model(const std::string& spec, const ProgressFn& progress) {
@@ -57,9 +72,7 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
     case WeightsStatus::pytorch_only:
       throw ModelError(pytorch_only_message(folder));
     case WeightsStatus::missing:
-      throw ModelError(folder.string() +
-                       " has no model.safetensors (nor model.safetensors.index.json); download the "
-                       "model again with `attnscope download ID`");
+      throw ModelError(missing_weights_message(folder));
   }
   report(0.0, "loading " + family->model_type + " model from " + folder.string());
   try {
