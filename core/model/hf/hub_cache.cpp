@@ -220,14 +220,23 @@ fs::path resolve_model_spec(const std::string& spec) {
   if (path_like) {
     std::error_code ec;
     if (fs::exists(as_path, ec))
-      throw UsageError("'" + spec + "' is a file; a model is a folder holding config.json");
+      throw UsageError("'" + quote_excerpt(spec, 300) +
+                       "' is a file; a model is a folder holding config.json");
     const std::string problem = path_problem(as_path);
     throw UsageError("model folder '" + quote_excerpt(spec, 300) + "' " +
                      (problem.empty() ? "does not exist" : problem));
   }
-  if (!valid_repo_id(spec))
-    throw UsageError("'" + spec +
-                     "' is neither a folder nor a repo id such as openai-community/gpt2");
+  // The hub's names are at most 96 characters (org and name each): a longer spec is not looked
+  // up, and the message quotes only its start (a 3,000-character name made a 24,000-character
+  // "looked in" list).
+  if (!valid_repo_id(spec) || spec.size() > 2 * 96 + 1) {
+    std::string message = "'";
+    message += quote_excerpt(spec);
+    message += "' is neither a folder nor a repo id such as openai-community/gpt2";
+    if (spec.size() > 2 * 96 + 1)
+      message += " (" + std::to_string(spec.size()) + " characters; ids have at most 193)";
+    throw UsageError(message);
+  }
 
   const std::vector<Root> roots = search_roots();
   const std::string name = name_part(spec);
@@ -357,6 +366,8 @@ FolderInspection inspect_model_folder(const fs::path& folder) {
     case WeightsStatus::missing:
       break;
   }
+  if (path_present(folder / "model.safetensors"))  // a symlink loop, a dangling link, a FIFO
+    return {family, "model.safetensors " + regular_file_problem(folder / "model.safetensors")};
   return {family, "no model.safetensors"};
 }
 
