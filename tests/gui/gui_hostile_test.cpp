@@ -22,6 +22,7 @@ namespace {
 using test::read_json;
 using test::read_png;
 using test::run_app;
+using test::run_app_with_env;
 using test::shell_quote;
 
 std::string read_text(const std::string& path) {
@@ -96,6 +97,31 @@ TEST(Hostile, SettingsThatAreAFifoDoNotBlockTheWindow) {
   EXPECT_EQ(read_png(png).width, 1600);
   EXPECT_NE(read_text(layout).find("is a FIFO (named pipe), expected a regular file"),
             std::string::npos);
+}
+
+// A trace that is a FIFO, dropped on the window or given to `view`, blocked it (issue 23): now
+// both say what it is and the window keeps its model.
+TEST(Hostile, FifoTraceDroppedOrViewedIsRefused) {
+  const std::string dir = test::temp_dir();
+  const std::string fifo = dir + "/trace.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(run_app_with_env("timeout 60 env", "--drop " + shell_quote(fifo) + " --screenshot " +
+                                                   shell_quote(dir + "/d.png") + " --layout " +
+                                                   shell_quote(dir + "/d.json") + " 2>/dev/null"),
+            1);  // 124: blocked
+  const nlohmann::json layout = read_json(dir + "/d.json");
+  EXPECT_EQ(layout["model"], "lesson");
+  EXPECT_NE(layout["model_error"].get<std::string>().find(
+                "trace.json: is a FIFO (named pipe), expected a regular file"),
+            std::string::npos)
+      << layout["model_error"];
+
+  EXPECT_EQ(run_app_with_env("timeout 60 env", "view " + shell_quote(fifo) + " --screenshot " +
+                                                   shell_quote(dir + "/v.png") + " 2>" +
+                                                   shell_quote(dir + "/v.err")),
+            1);
+  const std::string err = read_text(dir + "/v.err");
+  EXPECT_NE(err.find("is a FIFO (named pipe), expected a regular file"), std::string::npos) << err;
 }
 
 }  // namespace
