@@ -31,6 +31,12 @@ void check_rows(const AttentionTrace& trace, int layer, int head, const Matrix& 
       sum += v;
     }
     if (sum == 0.0 && zero_rows_allowed) continue;
+    // The softmax writes a row of zeros only when no score of it is finite (every key masked, or
+    // NaN / infinite scores): for a model that never masks a whole row, that is an overflow.
+    if (sum == 0.0)
+      fail(trace, layer, head, q,
+           "the attention weights are all 0: the scores were NaN or infinite (the activations "
+           "overflowed)");
     if (std::abs(sum - 1.0) > 1e-3)
       fail(trace, layer, head, q,
            "the attention weights sum to " + std::to_string(sum) + " instead of 1");

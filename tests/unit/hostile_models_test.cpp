@@ -162,6 +162,11 @@ TEST_F(HostileModels, GenerateRefusesOverflowingWeightsAsExportDoes) {
   EXPECT_EQ(generated.exit_code, 1) << generated.err;
   expect_one_line_naming(generated, "layer 0 (head ");
   EXPECT_EQ(generated.out.find("attnscope-trace"), std::string::npos) << generated.out;
+  // Rows of zeros are named for what they are, not as "the weights sum to 0.000000".
+  for (const CliRun* r : {&exported, &generated}) {
+    EXPECT_NE(r->err.find("the scores were NaN or infinite"), std::string::npos) << r->err;
+    EXPECT_EQ(r->err.find("sum to"), std::string::npos) << r->err;
+  }
 }
 
 TEST_F(HostileModels, NanWeightIsReportedAsNaNInItsTensorNotAsASumOfZero) {
