@@ -544,7 +544,7 @@ TEST_F(DownloadTest, ShardSelectionIsLinearInTheListing) {
 // issue 23, class 1: a server that drips its bytes never trips the stall time-out for long, and
 // each stall started the wait again (81 s for one file): the whole download has a deadline.
 TEST_F(DownloadTest, DrippingServerStopsAtTheOverallDeadlineKeepingWhatArrived) {
-  request.deadline_s = 1.5;
+  request.deadline_s = 2.5;
   bool dripping = false;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -557,13 +557,13 @@ TEST_F(DownloadTest, DrippingServerStopsAtTheOverallDeadlineKeepingWhatArrived) 
     FAIL() << "expected DownloadError";
   } catch (const DownloadError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("did not finish within its 1.5 s deadline"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("did not finish within its 2.5 s deadline"), std::string::npos) << msg;
     EXPECT_NE(msg.find("run it again to resume"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(seconds, 8.0);
   EXPECT_TRUE(dripping);
   const fs::path part = snapshot() / "model.safetensors.incomplete";
   ASSERT_TRUE(fs::exists(part));

@@ -395,7 +395,6 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
   const fs::path part = final_path.string() + ".incomplete";
   std::string last_error;
   bool retried_full = false;
-  bool stalled_before = false;  // the last attempt ended in a stall time-out
   for (int attempt = 1; attempt <= std::max(1, attempts); ++attempt) {
     if (attempt > 1) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
     std::uint64_t have = fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
@@ -462,16 +461,8 @@ void fetch_file(const Session& session, const std::string& url, const fs::path& 
     if (rc != CURLE_OK) {
       last_error = error;  // dropped connection, timeout: resume on the next attempt
       if (rc == CURLE_OPERATION_TIMEDOUT && !t.any_answer) break;  // a silent server stays silent
-      // A second stall in a row: the server drips (each attempt waited the whole stall time-out
-      // again, 81 s for four attempts); a dropped connection is still retried.
-      if (rc == CURLE_OPERATION_TIMEDOUT && stalled_before) {
-        last_error += ", twice in a row";
-        break;
-      }
-      stalled_before = rc == CURLE_OPERATION_TIMEDOUT;
       continue;
     }
-    stalled_before = false;
     if (t.status / 100 != 2) {
       last_error = "HTTP " + std::to_string(t.status);
       continue;
