@@ -140,7 +140,7 @@ TEST(HostileTokenizerDepth, DeepTokenizerConfigIsRefusedNamingIt) {
 TEST(HostileTokenizerDepth, BuildersBoundTheirOwnRecursion) {
   auto deep = [](const char* list_key, json leaf) {
     json j = std::move(leaf);
-    for (int i = 0; i < 100000; ++i) {
+    for (int i = 0; i < 20000; ++i) {
       json outer = json::object();
       outer["type"] = "Sequence";
       outer[list_key] = json::array();
@@ -259,16 +259,18 @@ TEST(HostileTokenizerGrowth, RealPipelinesAtTheirWorstStayWithinTheBound) {
   t["normalizer"]["normalizers"] = steps;
   write_tokenizer(tmp.path(), t.dump());
   std::string text;
-  for (int i = 0; i < 3000; ++i) text += "\xEF\xB7\xBA";  // U+FDFA
-  EXPECT_GT(load_tokenizer(tmp.path())->encode(text, true).size(), 3000u);
+  for (int i = 0; i < 1000; ++i) text += "\xEF\xB7\xBA";  // U+FDFA
+  EXPECT_GT(load_tokenizer(tmp.path())->encode(text, true).size(), 1000u);
 }
 
 // --- Class 3: a post-processor's id beyond the vocabulary ------------------------------------
 
 TEST(HostileTokenizerIds, PostProcessorIdBeyondTheVocabularyIsABrokenFile) {
   TempDir tmp;
-  json t = json::parse(testing::read_file(kMistralTokenizer));
-  t["post_processor"]["special_tokens"]["<s>"]["ids"] = {40000};
+  json t = tiny_tokenizer();
+  t["post_processor"] = json::parse(R"({"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+      "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [40000], "tokens": ["<s>"]}}})");
   write_tokenizer(tmp.path(), t.dump());
   try {
     load_tokenizer(tmp.path());
@@ -276,7 +278,7 @@ TEST(HostileTokenizerIds, PostProcessorIdBeyondTheVocabularyIsABrokenFile) {
   } catch (const ModelError& e) {
     EXPECT_TRUE(contains(e.what(),
                          "tokenizer.json post_processor: special token \"<s>\" has id "
-                         "40000, which is not in the vocabulary (32000 ids)"))
+                         "40000, which is not in the vocabulary (5 ids)"))
         << e.what();
   }
 }
