@@ -12,7 +12,22 @@ fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; 
 pid=$!
 wid=$(timeout 30 xdotool search --sync --onlyvisible --name attnscope | head -1)
 [ -n "$wid" ] || fail "the window did not appear"
-sleep 2  # the first frames: the lesson model loads and the trace arrives
+# The first frames: the model loads and the trace arrives. With --ready-file among the app's
+# arguments, wait for that file (the model settled and the first box has the keyboard) instead of
+# a fixed time, which a machine busy with other work can overrun.
+ready=
+prev=
+for a in "$@"; do
+  [ "$prev" = --ready-file ] && ready=$a
+  prev=$a
+done
+if [ -n "$ready" ]; then
+  for _ in $(seq 600); do [ -f "$ready" ] && break; sleep 0.1; done
+  [ -f "$ready" ] || fail "the app never became ready"
+  sleep 0.3
+else
+  sleep 2
+fi
 xdotool windowfocus "$wid" || fail "windowfocus"
 xdotool mousemove --window "$wid" "$x" "$y" || fail "mousemove"
 sleep 0.5  # ImGui sees the pointer over the control before the button goes down

@@ -201,11 +201,11 @@ TEST(EditedText, ArabicStaysJoinedWhileEditedWithItsEndOnTheLeft) {
 std::string click_and_type(double x, double y) {
   if (std::system("command -v xdotool >/dev/null") != 0) return "skip";
   const std::string dir = test::temp_dir();
-  const std::string cmd = shell_quote(ATTNSCOPE_CLICK_SCRIPT) + " " +
-                          shell_quote(std::getenv("ATTNSCOPE_BIN")) + " " + shell_quote(dir) + " " +
-                          std::to_string(static_cast<int>(std::lround(x))) + " " +
-                          std::to_string(static_cast<int>(std::lround(y))) +
-                          " x --window 1280x720 --text " + shell_quote(kArabic);
+  const std::string cmd =
+      shell_quote(ATTNSCOPE_CLICK_SCRIPT) + " " + shell_quote(std::getenv("ATTNSCOPE_BIN")) + " " +
+      shell_quote(dir) + " " + std::to_string(static_cast<int>(std::lround(x))) + " " +
+      std::to_string(static_cast<int>(std::lround(y))) + " x --window 1280x720 --text " +
+      shell_quote(kArabic) + " --ready-file " + shell_quote(dir + "/ready");
   if (std::system(cmd.c_str()) != 0) return "the click script failed";
   return read_json(dir + "/layout.json")["traces"][0]["box_text"];
 }
