@@ -37,10 +37,11 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
       continue;
     }
     // Nesting bounded as in the JSON reader: a deeper value would be copied and compared by
-    // recursive code later.
+    // recursive code later. (A copy of the key: clang 14 cannot capture a structured binding.)
+    const std::string& field = key;
     const auto bounded = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
       if (depth > kMaxTraceJsonDepth)
-        throw TraceError(name + ": key '__metadata__." + key + "': nested deeper than " +
+        throw TraceError(name + ": key '__metadata__." + field + "': nested deeper than " +
                          std::to_string(kMaxTraceJsonDepth) + " levels");
       return true;
     };
