@@ -174,29 +174,6 @@ class Reader {
   std::string file_, prefix_;
 };
 
-// The deepest nesting of arrays/objects, counted without parsing (strings skipped), so that a
-// hostile document is refused before the parser and the destructor recurse through it.
-int nesting_depth(const std::string& doc) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < doc.size(); ++i) {
-    char c = doc[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 }  // namespace
 
 std::string session_to_json(const Session& s) {
@@ -265,7 +242,7 @@ Session parse_session(const std::string& document, const std::string& file) {
   if (document.size() > kSessionMaxBytes)
     throw SessionError(where + ": expected at most " + std::to_string(kSessionMaxBytes) +
                        " bytes, found " + std::to_string(document.size()));
-  if (nesting_depth(document) > kSessionMaxDepth)
+  if (json_nesting_depth(document) > kSessionMaxDepth)
     throw SessionError(where + ": expected JSON nested at most " +
                        std::to_string(kSessionMaxDepth) + " levels deep, found deeper nesting");
   json doc;

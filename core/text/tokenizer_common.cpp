@@ -1,4 +1,5 @@
 #include "core/text/tokenizer_common.h"
+#include "core/util/json_file.h"
 
 #include <algorithm>
 
@@ -56,27 +57,6 @@ class VocabSax : public nlohmann::json_sax<nlohmann::json> {
 };
 
 }  // namespace
-
-int json_nesting_depth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 nlohmann::json read_json_file(const std::filesystem::path& path, const char* what,
                               std::uint64_t max_bytes) {

@@ -39,10 +39,6 @@ inline std::string read_text_file(const std::filesystem::path& path, const char*
 // 10^5 levels deep would exhaust the stack in the copies and builders that walk it.
 inline constexpr int kTokenizerJsonMaxDepth = 127;
 
-// The deepest nesting of arrays and objects in `text`, counted without parsing (strings skipped),
-// so that a hostile document is refused before anything recurses through it.
-int json_nesting_depth(std::string_view text);
-
 // read_regular_file (at most `max_bytes`) + a nesting check + parse: throws ModelError naming the
 // file for each.
 nlohmann::json read_json_file(const std::filesystem::path& path, const char* what,

@@ -1,5 +1,7 @@
 #include "core/util/json_file.h"
 
+#include <algorithm>
+
 namespace attnscope {
 
 std::string json_problem(const nlohmann::json::exception& e) {
@@ -46,6 +48,27 @@ std::string json_type_name(const nlohmann::json& value) {
     default:
       return "binary data";
   }
+}
+
+int json_nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 }  // namespace attnscope

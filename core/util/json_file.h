@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,11 @@ nlohmann::json parse_json_text(const std::string& text, const std::filesystem::p
 // read_regular_file + parse_json_text.
 nlohmann::json load_json_file(const std::filesystem::path& path, const std::string& what,
                               std::uint64_t max_bytes = kDefaultMaxFileBytes);
+
+// The deepest nesting of arrays and objects in JSON text (brackets inside strings not counted),
+// without parsing it: a hostile document is refused before the parser and the destructor recurse
+// through it (tokenizer files, sessions).
+int json_nesting_depth(std::string_view text);
 
 // A JSON value's type for messages: "a string", "a number", "an array", …
 std::string json_type_name(const nlohmann::json& value);

@@ -37,34 +37,14 @@ fs::path folder_for(const char* family) {
 constexpr std::size_t kMaxConfigBytes = 256 << 10;
 constexpr int kMaxConfigDepth = 64;
 
-// Whether arrays and objects nest deeper than `limit` (brackets inside strings not counted).
-bool nested_deeper_than(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '[' || c == '{') && ++depth > limit) {
-      return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace attnscope;
   static const fs::path gpt2 = folder_for("gpt2"), bert = folder_for("bert");
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  if (size > kMaxConfigBytes || nested_deeper_than(text, kMaxConfigDepth)) return -1;
+  if (size > kMaxConfigBytes || attnscope::fuzz::json_nesting_depth(text) > kMaxConfigDepth)
+    return -1;
   for (const fs::path& folder : {gpt2, bert}) {
     fuzz::write_file(folder / "config.json", text);
     try {
