@@ -2,6 +2,7 @@
 // Runs a shell command line and collects what it prints: the CLI tests' one way to run attnscope.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <string>
@@ -21,6 +22,16 @@ inline ShellRun run_shell(const std::string& command) {
   while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Whether one line of a program's output (stderr) holds `part`: messages stay on one line.
+inline bool one_line_containing(const std::string& output, const std::string& part) {
+  for (std::size_t at = 0; at < output.size();) {
+    const std::size_t end = std::min(output.find('\n', at), output.size());
+    if (output.substr(at, end - at).find(part) != std::string::npos) return true;
+    at = end + 1;
+  }
+  return false;
 }
 
 }  // namespace attnscope::test

@@ -31,19 +31,11 @@ class HostileCli : public ::testing::Test {
   }
 };
 
-bool one_line_containing(const std::string& output, const std::string& part) {
-  for (std::size_t at = 0; at < output.size();) {
-    const std::size_t end = std::min(output.find('\n', at), output.size());
-    if (output.substr(at, end - at).find(part) != std::string::npos) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
 TEST_F(HostileCli, EmptyModelIsAUsageErrorNotTheLessonModel) {
   const CliRun r = run("export --model '' --text hi");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(one_line_containing(r.output, "attnscope: empty model spec")) << r.output;
+  EXPECT_TRUE(attnscope::test::one_line_containing(r.output, "attnscope: empty model spec"))
+      << r.output;
   EXPECT_EQ(r.output.find("attnscope-trace"), std::string::npos) << r.output;
 }
 
@@ -63,7 +55,8 @@ TEST_F(HostileCli, FullDiskIsAFailureForEveryOutput) {
         std::string("backends > /dev/full")}) {
     const CliRun r = run(args);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
-    EXPECT_TRUE(one_line_containing(r.output, "failed")) << args << "\n" << r.output;
+    EXPECT_TRUE(attnscope::test::one_line_containing(r.output, "failed")) << args << "\n"
+                                                                          << r.output;
   }
 }
 
@@ -103,7 +96,7 @@ TEST_F(HostileCli, HugeFiniteWeightsExitOneNamingTheLayerInsteadOfWritingNaN) {
   const CliRun r = run("export --backend cpu --text 'she sat by the bank' --model '" +
                        dir.string() + "' > /dev/null");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(one_line_containing(r.output, "layer 0 (head ")) << r.output;
+  EXPECT_TRUE(attnscope::test::one_line_containing(r.output, "layer 0 (head ")) << r.output;
   fs::remove_all(dir);
 }
 

@@ -97,15 +97,6 @@ test::ShellRun cli(const std::string& args, const std::string& limits = "") {
   return test::run_shell(cmd);
 }
 
-bool one_line_containing(const std::string& output, const std::string& part) {
-  for (std::size_t at = 0; at < output.size();) {
-    const std::size_t end = std::min(output.find('\n', at), output.size());
-    if (output.substr(at, end - at).find(part) != std::string::npos) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
 // Address-space limits for the app (a sanitizer build's shadow memory needs terabytes of it).
 std::string memory_limit(long mb) {
   return testing::kMemoryLimitWorks ? "ulimit -v " + std::to_string(mb << 10) + ";" : "";
@@ -173,7 +164,8 @@ TEST(HostileTraceFiles, FifoTraceIsAOneLineErrorAtTheCommandLine) {
                                       (tmp.path() / "f.svg").string() + "'"}) {
     const test::ShellRun r = cli(args, "timeout 10");
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;  // timeout's 124 when it blocked
-    EXPECT_TRUE(one_line_containing(r.output, "is a FIFO (named pipe), expected a regular file"))
+    EXPECT_TRUE(
+        test::one_line_containing(r.output, "is a FIFO (named pipe), expected a regular file"))
         << r.output;
   }
 }
@@ -186,7 +178,8 @@ TEST(HostileTraceFiles, FifoOpenGlModuleFallsBackAsWhenMissing) {
   const test::ShellRun r =
       cli("backends", "ATTNSCOPE_GL_MODULE='" + fifo.string() + "' timeout 10");
   EXPECT_EQ(r.exit_code, 0) << r.output;  // 124 when dlopen blocked
-  EXPECT_TRUE(one_line_containing(r.output, "is a FIFO (named pipe), expected a regular file"))
+  EXPECT_TRUE(
+      test::one_line_containing(r.output, "is a FIFO (named pipe), expected a regular file"))
       << r.output;
   // In-process too: the module is refused, the CPU stays.
   const auto child = run_bounded(
@@ -302,8 +295,9 @@ TEST(HostileFigures, AHugePngIsRefusedNamingTheOptions) {
       "render --view heatmap --width 20000 --scale 2 -o '" + (tmp.path() / "f.png").string() + "'",
       memory_limit(2000) + " timeout 30");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(one_line_containing(r.output, "lower --scale or --width")) << r.output;
-  EXPECT_TRUE(one_line_containing(r.output, "32767 pixels a side, 100 million in all")) << r.output;
+  EXPECT_TRUE(test::one_line_containing(r.output, "lower --scale or --width")) << r.output;
+  EXPECT_TRUE(test::one_line_containing(r.output, "32767 pixels a side, 100 million in all"))
+      << r.output;
   EXPECT_FALSE(fs::exists(tmp.path() / "f.png"));
 }
 
@@ -317,8 +311,8 @@ TEST(HostileFigures, NonFiniteScaleIsAUsageErrorNamingTheOption) {
     const std::string name =
         option.substr(option.rfind("--"), option.rfind(' ') - option.rfind("--"));
     EXPECT_EQ(r.exit_code, 2) << option << "\n" << r.output;
-    EXPECT_TRUE(one_line_containing(r.output, name)) << option << "\n" << r.output;
-    EXPECT_TRUE(one_line_containing(r.output, "finite")) << option << "\n" << r.output;
+    EXPECT_TRUE(test::one_line_containing(r.output, name)) << option << "\n" << r.output;
+    EXPECT_TRUE(test::one_line_containing(r.output, "finite")) << option << "\n" << r.output;
   }
 }
 
@@ -445,7 +439,7 @@ TEST(HostileFilesCli, EveryCommandWritingToStdoutFailsWhenItIsClosed) {
         std::string("tokenize --text hi >&-")}) {
     const test::ShellRun r = cli(args);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
-    EXPECT_TRUE(one_line_containing(r.output, "failed")) << args << "\n" << r.output;
+    EXPECT_TRUE(test::one_line_containing(r.output, "failed")) << args << "\n" << r.output;
   }
 }
 
