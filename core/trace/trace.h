@@ -93,6 +93,15 @@ struct AttentionTrace {
   // Generation: token_predictions[i] is the top-10 distribution token i was chosen from (empty for
   // the prompt's tokens); tokens a decoder wrote have Token::generated.
   std::vector<std::vector<Prediction>> token_predictions;
+  // Optional: value_norms[layer][head] holds, for every key j, ‖v_j · W_O,h‖: the size of what
+  // key j moves into the residual stream through head h (Kobayashi et al. 2020). v_j is the value
+  // head h reads (with grouped-query attention the shared KV head's, value bias included); W_O,h
+  // the head's rows of the output projection, bias excluded (the lesson model: W_O = I). Filled by
+  // the models that know their values; the value-norm weighting multiplies the weights by it.
+  std::vector<std::vector<RowVector>> value_norms;
+  // How `attention` is weighted: "raw" (the softmax weights), or "value-norm" (each row's
+  // a_ij·‖v_j W_O,h‖ renormalised to sum 1). Files record it; absent means raw.
+  std::string weighting = "raw";
   // Input was cut to the model's limit: the byte offset where the first dropped token starts, so
   // text[0, truncated_at_byte) is what the model saw (-1 = not truncated). Same for every model.
   int truncated_at_byte = -1;
