@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/model/decoder/decoder_network.h"
+#include "core/model/decoder/decoder_probe.h"
 #include "core/model/transformer/hf_weights.h"
 #include "core/text/tokenizer.h"
 #include "core/text/unicode.h"
@@ -60,7 +61,26 @@ int choose_token(const RowVector& logits, const GenerationOptions& o, SeededRand
   return order[k - 1];
 }
 
-class DecoderModel final : public Model, public std::enable_shared_from_this<DecoderModel> {
+// ‖v_j·W_O,h‖ for every key costs layers·heads·keys·head_dim² operations: kept below this (a
+// 1B model at 2,048 tokens), beyond it the trace has none and value-norm weighting says so.
+constexpr double kValueNormsMaxOps = 4.5e9;
+bool keep_value_norms(const DecoderSpec& s, int keys) {
+  return static_cast<double>(s.layers) * s.heads * keys * s.head_dim * s.head_dim <=
+         kValueNormsMaxOps;
+}
+
+// The prompt's tokens as the network runs them: at most max_position_embeddings; the byte where
+// the first dropped token starts, or -1.
+int cut_to_limit(Tokens& tokens, int limit) {
+  if (static_cast<int>(tokens.size()) <= limit) return -1;
+  const int at = tokens[static_cast<std::size_t>(limit)].start;
+  tokens.resize(static_cast<std::size_t>(limit));
+  return at;
+}
+
+class DecoderModel final : public Model,
+                           public Intervenable,
+                           public std::enable_shared_from_this<DecoderModel> {
  public:
   DecoderModel(std::string name, DecoderNetwork network, std::shared_ptr<const Tokenizer> tokenizer)
       : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {}
@@ -97,13 +117,8 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     Tokens tokens = tokenize(text);
     AttentionTrace trace;
     trace.truncated_at_byte = -1;
-    const int limit = network_.spec().max_positions;
-    if (static_cast<int>(tokens.size()) > limit) {
-      // No position beyond max_position_embeddings: the text from the first dropped token is
-      // unused.
-      trace.truncated_at_byte = tokens[limit].start;
-      tokens.resize(limit);
-    }
+    // No position beyond max_position_embeddings: the text from the first dropped token is unused.
+    trace.truncated_at_byte = cut_to_limit(tokens, network_.spec().max_positions);
     DecoderRequest request;
     request.keep_steps = static_cast<int>(tokens.size()) <= kStepsMaxTokens;
     request.keep_vector_steps =
@@ -115,6 +130,7 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
     request.keep_attention =
         attention_fits_budget(n, n, network_.spec().layers, network_.spec().heads);
     request.keep_attention_inputs = !request.keep_attention;
+    request.keep_value_norms = keep_value_norms(network_.spec(), n);
     DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
     trace.model = info();
     trace.backend = backend.name();
@@ -125,6 +141,7 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
       trace.recomputed =
           std::make_shared<const RecomputedAttention>(std::move(out.attention_inputs));
     trace.steps = std::move(out.steps);
+    trace.value_norms = std::move(out.value_norms);
     if (out.logits.rows() > 0) trace.predictions = predictions(out.logits, 10);
     if (last_logits) *last_logits = std::move(out.logits);
     trace.token_predictions.assign(trace.tokens.size(), {});
@@ -142,6 +159,15 @@ class DecoderModel final : public Model, public std::enable_shared_from_this<Dec
   bool is_end_of_text(int id) const {
     const std::vector<int>& eos = network_.spec().eos_ids;
     return id == tokenizer_->eos_id() || std::find(eos.begin(), eos.end(), id) != eos.end();
+  }
+
+  std::unique_ptr<Probe> probe(const std::string& text, Backend& backend) const override {
+    Tokens tokens = tokenize(text);
+    cut_to_limit(tokens, network_.spec().max_positions);
+    std::shared_ptr<const DecoderModel> self = shared_from_this();
+    return make_decoder_probe(
+        network_, std::move(tokens), backend,
+        [self](int id) { return unicode::printable_utf8(self->tokenizer_->decode(id)); }, self);
   }
 
   const DecoderNetwork& network() const { return network_; }
@@ -196,6 +222,8 @@ class DecoderGenerator final : public Generator {
     // One token's work: its row of every head, attending to the cached keys.
     DecoderRequest request;
     request.keep_attention_inputs = trace_.recomputed != nullptr;
+    request.keep_value_norms = !trace_.value_norms.empty() &&
+                               keep_value_norms(model_->network().spec(), cache_.length() + 1);
     DecoderOutputs out = model_->network().forward({id}, cache_, backend_, request);
     const int m = static_cast<int>(trace_.tokens.size()) + 1;
     st.attention.resize(out.attention.size());
@@ -221,6 +249,8 @@ class DecoderGenerator final : public Generator {
         }
       }
     }
+    // The new key's value: every head's norms over the keys so far (or none beyond the budget).
+    trace_.value_norms = std::move(out.value_norms);
     trace_.tokens.push_back(st.token);
     trace_.token_predictions.push_back(st.predictions);
     trace_.steps.clear();  // the formula steps were the prompt's

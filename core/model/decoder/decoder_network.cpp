@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <numeric>
 
 #include "core/util/error.h"
@@ -17,6 +19,66 @@ float embedding_scale(const DecoderSpec& s, DType dtype) {
   if (!s.scale_embedding_in_weight_dtype || dtype == DType::kF32) return s.embedding_scale;
   return dtype == DType::kBF16 ? bf16_to_float(float_to_bf16(s.embedding_scale))
                                : f16_to_float(float_to_f16(s.embedding_scale));
+}
+
+// RMSNorm or LayerNorm; `out` may be `in` (in place) for RMSNorm only (check_runnable).
+void run_norm(const DecoderSpec& s, Backend& backend, const Tensor& in, const Tensor& weight,
+              const Tensor& bias, Tensor& out) {
+  if (s.norm == NormKind::kLayer)
+    backend.layer_norm(in, weight, bias, s.norm_eps, out);
+  else
+    backend.rms_norm(in, weight, s.norm_eps, s.norm_offset, out);
+}
+
+// Knocked-out edges of layer `layer`: each affected (head, query) row recomputed on the host
+// without its removed keys, into `context` (and `weights` when kept). q [n x heads·dh], keys and
+// values [m x kv·dh] as the scores multiply them.
+void knock_out_edges(const DecoderSpec& s, int layer, const AttentionMask& mask,
+                     const std::vector<EdgeKnockout>& knockouts, const Matrix& q,
+                     const Matrix& keys, const Matrix& values, Matrix& context,
+                     std::vector<Matrix>* weights) {
+  std::map<std::pair<int, int>, std::vector<int>> removed;  // (head, query) -> keys
+  for (const EdgeKnockout& k : knockouts) {
+    if (k.layer != layer) continue;
+    for (int h = 0; h < s.heads; ++h)
+      if (k.head < 0 || k.head == h) removed[{h, k.query}].push_back(k.key);
+  }
+  const int dh = s.head_dim, m = static_cast<int>(keys.rows());
+  for (const auto& entry : removed) {
+    const int h = entry.first.first, i = entry.first.second, g = h / s.group();
+    const std::vector<int>& gone = entry.second;
+    std::vector<double> score(static_cast<std::size_t>(m),
+                              -std::numeric_limits<double>::infinity());
+    double top = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < m; ++j) {
+      if (mask.masked(i, j) || std::find(gone.begin(), gone.end(), j) != gone.end()) continue;
+      double v = 0.0;
+      for (int d = 0; d < dh; ++d)
+        v += static_cast<double>(q(i, h * dh + d)) * static_cast<double>(keys(j, g * dh + d));
+      v *= s.attention_scale;
+      if (s.attention_softcap > 0) v = std::tanh(v / s.attention_softcap) * s.attention_softcap;
+      score[static_cast<std::size_t>(j)] = v;
+      top = std::max(top, v);
+    }
+    if (top == -std::numeric_limits<double>::infinity())
+      throw UsageError("--knockout leaves query " + std::to_string(i) + " of layer " +
+                       std::to_string(layer) + " head " + std::to_string(h) +
+                       " without a key to attend to");
+    double sum = 0.0;
+    for (double& v : score) sum += v = std::exp(v - top);  // exp(-inf) = 0
+    RowVector row(m);
+    for (int j = 0; j < m; ++j)
+      row[j] = static_cast<float>(score[static_cast<std::size_t>(j)] / sum);
+    for (int d = 0; d < dh; ++d) {
+      double acc = 0.0;
+      for (int j = 0; j < m; ++j)
+        acc +=
+            score[static_cast<std::size_t>(j)] / sum * static_cast<double>(values(j, g * dh + d));
+      context(i, h * dh + d) = static_cast<float>(acc);
+    }
+    if (weights && h < static_cast<int>(weights->size()) && (*weights)[h].rows() > i)
+      (*weights)[h].row(i) = row;
+  }
 }
 
 // The plain MLP's activation: the backend's gelu.
@@ -123,7 +185,8 @@ DecoderNetwork::DecoderNetwork(std::shared_ptr<const DecoderSpec> spec,
     : spec_(std::move(spec)),
       file_(std::move(file)),
       checkpoint_(std::move(checkpoint)),
-      device_(std::make_shared<PerBackendWeights<DecoderWeights>>()) {}
+      device_(std::make_shared<PerBackendWeights<DecoderWeights>>()),
+      grams_(std::make_shared<ValueGrams>()) {}
 
 std::shared_ptr<const DecoderWeights> DecoderNetwork::weights_for(Backend& backend) const {
   return device_->get(backend, [&](Backend& b) {
@@ -219,24 +282,43 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   grow(cache, backend, m);
 
   const int dh = s.head_dim, q_cols = s.heads * dh, kv_cols = s.kv_heads * dh;
-  // RMSNorm or LayerNorm; `out` may be `in` (in place) for RMSNorm only (check_runnable).
+  const Interventions* iv =
+      request.interventions && !request.interventions->empty() ? request.interventions : nullptr;
+  const int start = request.start_layer;
+  if ((iv || start > 0) && past > 0)
+    throw UsageError("interventions run on a prompt, not on a continued generation");
+  if (start < 0 || start > s.layers || (start > 0 && !request.start_residual))
+    throw UsageError("a resumed forward pass needs the residual stream entering its first layer");
+  if (iv && iv->ablate_mode == AblationMode::kMean && !iv->ablate.empty() &&
+      (!request.mean_context || static_cast<int>(request.mean_context->size()) != s.layers))
+    throw UsageError("mean ablation needs the clean run's mean of every head's output");
   auto norm = [&](const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& out) {
-    if (s.norm == NormKind::kLayer)
-      backend.layer_norm(in, weight, bias, s.norm_eps, out);
-    else
-      backend.rms_norm(in, weight, s.norm_eps, s.norm_offset, out);
+    run_norm(s, backend, in, weight, bias, out);
   };
-  Tensor x = backend.alloc(n, s.hidden);  // the residual stream
-  backend.embedding(file_->embed, ids, x);
-  const float emb_scale = embedding_scale(s, file_->dtype);
-  if (emb_scale != 1.0f) backend.scale(x, emb_scale);
+  Tensor x;  // the residual stream
   Tensor normed = backend.alloc(n, s.hidden), projected = backend.alloc(n, s.hidden);
-  if (s.positions == PositionKind::kLearned) {  // x += wpe[past … past + n - 1]
-    std::vector<int> positions(n);
-    std::iota(positions.begin(), positions.end(), past);
-    backend.embedding(file_->positions, positions, projected);
-    backend.add(x, projected);
+  if (start > 0) {
+    const Matrix& r = *request.start_residual;
+    if (r.rows() != n || r.cols() != s.hidden)
+      throw UsageError("the residual stream to resume from has the wrong shape");
+    x = backend.upload(r);
+  } else {
+    x = backend.alloc(n, s.hidden);
+    backend.embedding(file_->embed, ids, x);
+    const float emb_scale = embedding_scale(s, file_->dtype);
+    if (emb_scale != 1.0f) backend.scale(x, emb_scale);
+    if (s.positions == PositionKind::kLearned) {  // x += wpe[past … past + n - 1]
+      std::vector<int> positions(n);
+      std::iota(positions.begin(), positions.end(), past);
+      backend.embedding(file_->positions, positions, projected);
+      backend.add(x, projected);
+    }
   }
+  if (request.keep_residuals) out.residuals.resize(static_cast<std::size_t>(s.layers) + 1);
+  if (request.keep_context) out.context.resize(static_cast<std::size_t>(s.layers));
+  if (request.keep_attention_output)
+    out.attention_output.resize(static_cast<std::size_t>(s.layers));
+  if (request.keep_value_norms) out.value_norms.resize(static_cast<std::size_t>(s.layers));
   Tensor q = backend.alloc(n, q_cols), context = backend.alloc(n, q_cols);
   const bool fused_qkv = !w->layers.empty() && w->layers[0].qkv;
   Tensor qkv = fused_qkv ? backend.alloc(n, q_cols + 2 * kv_cols) : Tensor{};
@@ -244,7 +326,8 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   const bool keep_weights = request.keep_attention || request.keep_steps;
   std::vector<Matrix> scratch_weights;
 
-  for (int l = 0; l < s.layers; ++l) {
+  for (int l = start; l < s.layers; ++l) {
+    if (request.keep_residuals) out.residuals[static_cast<std::size_t>(l)] = backend.download(x);
     const DecoderLayerWeights& L = w->layers[l];
     const DecoderLayerSpec& layer = s.layer[l];
     const std::vector<float>& inv_freq = layer.local_rope ? s.rope_local.inv_freq : s.rope.inv_freq;
@@ -277,6 +360,40 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     std::vector<Matrix>* weights = request.keep_attention ? &out.attention[l] : &scratch_weights;
     backend.attention_heads(q, keys, values, s.heads, s.kv_heads, dh, s.attention_scale,
                             s.attention_softcap, mask, context, keep_weights ? weights : nullptr);
+    const bool knocks = iv && std::any_of(iv->knockout.begin(), iv->knockout.end(),
+                                          [&](const EdgeKnockout& k) { return k.layer == l; });
+    const bool ablates = iv && std::any_of(iv->ablate.begin(), iv->ablate.end(),
+                                           [&](const HeadRef& h) { return h.layer == l; });
+    if (knocks || ablates || request.keep_context) {
+      Matrix ctx = backend.download(context);
+      if (knocks)
+        knock_out_edges(s, l, mask, iv->knockout, backend.download(q), backend.download(keys),
+                        backend.download(values), ctx, keep_weights ? weights : nullptr);
+      if (ablates) {
+        for (int h = 0; h < s.heads; ++h) {
+          if (!iv->ablates(l, h)) continue;
+          if (iv->ablate_mode == AblationMode::kMean)
+            ctx.middleCols(h * dh, dh).rowwise() =
+                (*request.mean_context)[static_cast<std::size_t>(l)].segment(h * dh, dh);
+          else
+            ctx.middleCols(h * dh, dh).setZero();
+        }
+      }
+      if (knocks || ablates) backend.copy(backend.upload(ctx), context);
+      if (request.keep_context) out.context[static_cast<std::size_t>(l)] = std::move(ctx);
+    }
+    if (request.keep_value_norms) {
+      const Matrix vals = backend.download(values);
+      const std::vector<Matrix>& grams = value_grams(l);
+      std::vector<RowVector>& norms = out.value_norms[static_cast<std::size_t>(l)];
+      norms.resize(static_cast<std::size_t>(s.heads));
+      for (int h = 0; h < s.heads; ++h) {
+        const auto v = vals.middleCols((h / s.group()) * dh, dh);
+        const Matrix vg = v * grams[static_cast<std::size_t>(h)];
+        norms[static_cast<std::size_t>(h)] =
+            vg.cwiseProduct(v).rowwise().sum().cwiseMax(0.0f).cwiseSqrt().transpose();
+      }
+    }
     if (request.keep_steps)
       append_steps(s, layer, backend.download(q), backend.download(keys), backend.download(values),
                    *weights, past, out.steps);
@@ -296,6 +413,8 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       out.attention_inputs.push_back(std::move(in));
     }
     backend.linear(context, *L.o, L.o_bias, projected);  // [n x hidden]
+    if (request.keep_attention_output)
+      out.attention_output[static_cast<std::size_t>(l)] = backend.download(projected);
     if (s.sandwich_norms)
       norm(projected, L.post_attention_norm, L.post_attention_norm_bias, projected);
     backend.add(x, projected);
@@ -317,17 +436,99 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     backend.add(x, projected);
   }
   cache.length_ = m;
+  if (request.keep_residuals)
+    out.residuals[static_cast<std::size_t>(s.layers)] = backend.download(x);
 
   // The LM head only for the rows asked for: the vocabulary is the largest matrix of the model.
   const int rows = request.all_logits ? n : 1;
+  const int first_row = request.all_logits                                  ? 0
+                        : request.logits_row >= 0 && request.logits_row < n ? request.logits_row
+                                                                            : n - 1;
   Tensor final_normed = backend.alloc(rows, s.hidden);
-  norm(x.rows_view(n - rows, rows), w->final_norm, w->final_norm_bias, final_normed);
+  norm(x.rows_view(first_row, rows), w->final_norm, w->final_norm_bias, final_normed);
   if (request.keep_final_hidden) out.final_hidden = backend.download(final_normed);
   Tensor logits = backend.alloc(rows, s.vocab);
   backend.linear(final_normed, *w->lm_head, Tensor{}, logits);
   if (s.final_softcap > 0) backend.softcap(logits, s.final_softcap);
   out.logits = backend.download(logits);
   return out;
+}
+
+struct DecoderNetwork::ValueGrams {
+  std::mutex mutex;
+  std::vector<std::vector<Matrix>> layers;  // [layer][head], made on first use
+};
+
+const std::vector<Matrix>& DecoderNetwork::value_grams(int layer) const {
+  const DecoderSpec& s = *spec_;
+  std::lock_guard<std::mutex> lock(grams_->mutex);
+  if (grams_->layers.empty()) grams_->layers.resize(static_cast<std::size_t>(s.layers));
+  std::vector<Matrix>& grams = grams_->layers[static_cast<std::size_t>(layer)];
+  if (grams.empty()) {
+    // W_O as the file holds it: nn.Linear [hidden x heads·dh] (y = x·Wᵀ), Conv1D [heads·dh x
+    // hidden]. W_O,h = the head's dh rows of the [in x out] form.
+    const Eigen::MatrixXd w =
+        widen(file_->layers[static_cast<std::size_t>(layer)].o).cast<double>();
+    const int dh = s.head_dim;
+    for (int h = 0; h < s.heads; ++h) {
+      const Eigen::MatrixXd wh = file_->linear_out_by_in
+                                     ? Eigen::MatrixXd(w.middleCols(h * dh, dh).transpose())
+                                     : Eigen::MatrixXd(w.middleRows(h * dh, dh));
+      grams.push_back((wh * wh.transpose()).cast<float>());
+    }
+  }
+  return grams;
+}
+
+Matrix DecoderNetwork::unembed(const Matrix& residual_rows, Backend& backend) const {
+  const DecoderSpec& s = *spec_;
+  const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
+  const int rows = static_cast<int>(residual_rows.rows());
+  if (rows == 0) return Matrix(0, s.vocab);
+  Tensor x = backend.upload(residual_rows), normed = backend.alloc(rows, s.hidden);
+  run_norm(s, backend, x, w->final_norm, w->final_norm_bias, normed);
+  Tensor logits = backend.alloc(rows, s.vocab);
+  backend.linear(normed, *w->lm_head, Tensor{}, logits);
+  if (s.final_softcap > 0) backend.softcap(logits, s.final_softcap);
+  return backend.download(logits);
+}
+
+Matrix DecoderNetwork::head_outputs(int layer, const RowVector& context_row,
+                                    Backend& backend) const {
+  const DecoderSpec& s = *spec_;
+  const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
+  const int dh = s.head_dim;
+  Matrix blocks = Matrix::Zero(s.heads, s.heads * dh);
+  for (int h = 0; h < s.heads; ++h)
+    blocks.row(h).segment(h * dh, dh) = context_row.segment(h * dh, dh);
+  Tensor in = backend.upload(blocks), y = backend.alloc(s.heads, s.hidden);
+  backend.linear(in, *w->layers[static_cast<std::size_t>(layer)].o, Tensor{}, y);
+  return backend.download(y);
+}
+
+DecoderNetwork::HostNorm DecoderNetwork::final_norm(Backend& backend) const {
+  const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
+  HostNorm n;
+  n.weight = backend.download(w->final_norm).row(0);
+  if (w->final_norm_bias.cols > 0) n.bias = backend.download(w->final_norm_bias).row(0);
+  return n;
+}
+
+DecoderNetwork::HostNorm DecoderNetwork::post_attention_norm(int layer, Backend& backend) const {
+  const std::shared_ptr<const DecoderWeights> w = weights_for(backend);
+  const DecoderLayerWeights& L = w->layers[static_cast<std::size_t>(layer)];
+  HostNorm n;
+  if (L.post_attention_norm.cols > 0) n.weight = backend.download(L.post_attention_norm).row(0);
+  if (L.post_attention_norm_bias.cols > 0)
+    n.bias = backend.download(L.post_attention_norm_bias).row(0);
+  return n;
+}
+
+RowVector DecoderNetwork::unembedding_row(int id) const {
+  const WeightView& u = file_->lm_head;
+  RowVector row(u.cols);
+  for (int c = 0; c < u.cols; ++c) row[c] = u.at(id, c);
+  return row;
 }
 
 std::vector<Prediction> DecoderNetwork::top_predictions(const Matrix& logits, int row, int k) {

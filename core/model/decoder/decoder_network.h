@@ -25,6 +25,7 @@
 #include "core/backend/backend.h"
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/hf/checkpoint.h"
+#include "core/model/intervention.h"
 #include "core/model/model.h"
 #include "core/model/transformer/transformer_blocks.h"
 #include "core/trace/recomputed_attention.h"
@@ -106,6 +107,18 @@ struct DecoderOutputs {
   Matrix logits;
   // When asked (keep_final_hidden): the same rows of the hidden state after the final norm.
   Matrix final_hidden;
+  // When asked (keep_residuals): residuals[l] is the residual stream entering layer l, [n x
+  // hidden]; residuals[layers] the one leaving the last layer (before the final norm). Layers a
+  // resumed call skips have empty matrices.
+  std::vector<Matrix> residuals;
+  // When asked (keep_context): each layer's heads' weights·V side by side, [n x heads·dh] (after
+  // interventions).
+  std::vector<Matrix> context;
+  // When asked (keep_attention_output): each layer's attention output, the output projection's
+  // result with its bias, before any post-attention norm, [n x hidden].
+  std::vector<Matrix> attention_output;
+  // When asked (keep_value_norms): value_norms[layer][head][j] = ‖v_j · W_O,h‖ for every key j.
+  std::vector<std::vector<RowVector>> value_norms;
 };
 
 struct DecoderRequest {
@@ -115,6 +128,22 @@ struct DecoderRequest {
   bool keep_steps = false;
   bool keep_vector_steps = false;  // only q, k, v of each head (long inputs; see trace.h)
   bool keep_final_hidden = false;  // the final norm's output (tests against references)
+  bool keep_residuals = false;
+  bool keep_context = false;
+  bool keep_attention_output = false;
+  bool keep_value_norms = false;
+  // Without all_logits: the row whose logits are returned (-1: the last).
+  int logits_row = -1;
+  // Interventions (core/model/intervention.h) on a prompt (an empty cache): heads ablated (their
+  // weights·V replaced by 0, or by mean_context[layer]'s columns: the clean run's mean over the
+  // positions) and edges knocked out (the row recomputed without that key).
+  const Interventions* interventions = nullptr;
+  const std::vector<RowVector>* mean_context = nullptr;
+  // Resume a prompt at layer `start_layer` from `start_residual` [n x hidden], the residual stream
+  // entering that layer in an earlier run of the same ids; the layers before it are not run (their
+  // cache rows stay unset: the cache serves this call only).
+  int start_layer = 0;
+  const Matrix* start_residual = nullptr;
 };
 
 class DecoderNetwork {
@@ -139,6 +168,21 @@ class DecoderNetwork {
   // The next-token distribution of a row of logits: the top `k` ids with their probabilities.
   static std::vector<Prediction> top_predictions(const Matrix& logits, int row, int k);
 
+  // Rows of the residual stream [r x hidden] through the final norm, the LM head and any final
+  // softcap: [r x vocab] (the logit lens).
+  Matrix unembed(const Matrix& residual_rows, Backend& backend) const;
+  // Each head's output alone: row h = context_row's head-h columns through the output projection,
+  // bias excluded, [heads x hidden].
+  Matrix head_outputs(int layer, const RowVector& context_row, Backend& backend) const;
+  // A norm's weight (and LayerNorm bias) as floats, for computations on the host.
+  struct HostNorm {
+    RowVector weight, bias;  // bias empty for RMSNorm
+  };
+  HostNorm final_norm(Backend& backend) const;
+  HostNorm post_attention_norm(int layer, Backend& backend) const;  // sandwich norms only
+  // Row `id` of the unembedding (lm_head, or the tied embedding) [hidden].
+  RowVector unembedding_row(int id) const;
+
  private:
   DecoderNetwork(std::shared_ptr<const DecoderSpec> spec,
                  std::shared_ptr<const DecoderFileWeights> file,
@@ -150,6 +194,11 @@ class DecoderNetwork {
   std::shared_ptr<const DecoderFileWeights> file_;
   std::shared_ptr<const Checkpoint> checkpoint_;
   std::shared_ptr<PerBackendWeights<DecoderWeights>> device_;
+  // W_O,h·W_O,hᵀ [head_dim x head_dim] of every layer and head, made on first use: ‖v·W_O,h‖² =
+  // v·G·vᵀ costs head_dim² per key instead of head_dim·hidden.
+  struct ValueGrams;
+  std::shared_ptr<ValueGrams> grams_;
+  const std::vector<Matrix>& value_grams(int layer) const;
 };
 
 }  // namespace attnscope
