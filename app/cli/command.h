@@ -30,6 +30,9 @@ std::vector<std::unique_ptr<Command>> make_commands();
 CLI::Option* add_backend_option(CLI::App* app, std::string& backend);
 // --model/-m: lesson, tiny, a Hugging Face model folder, or a cached repo id.
 CLI::Option* add_model_option(CLI::App* app, std::string& model);
+// --weighting raw|value-norm (core/analysis/value_weighting.h): apply it with apply_weighting
+// right after the run or the read, so everything the command computes sees the weighted trace.
+CLI::Option* add_weighting_option(CLI::App* app, std::string& weighting);
 
 // Output files: "-" is stdout. Both throw Error with the path when the write failed (a full disk,
 // a closed stdout), so a failed write never exits 0.

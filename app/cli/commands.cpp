@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/analysis/value_weighting.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -42,6 +43,15 @@ CLI::Option* add_model_option(CLI::App* app, std::string& model) {
   return app
       ->add_option("--model,-m", model,
                    "lesson, tiny (both built in), a Hugging Face model folder, or a cached repo id")
+      ->capture_default_str();
+}
+
+CLI::Option* add_weighting_option(CLI::App* app, std::string& weighting) {
+  return app
+      ->add_option("--weighting", weighting,
+                   "raw: the attention weights; value-norm: each weight times the size of what "
+                   "its key moves through the head (||v_j W_O,h||), rows renormalised")
+      ->check(CLI::IsMember(weighting_names()))
       ->capture_default_str();
 }
 

@@ -1,10 +1,11 @@
 // attnscope export --model M --text T [--backend B] [--format json|npy|csv|safetensors]
-//                  [--layers 0,2-3] [--heads 1] [-o FILE|-]
+//                  [--layers 0,2-3] [--heads 1] [--weighting raw|value-norm] [-o FILE|-]
 // One forward pass, written by one of core/trace's streaming writers (trace_writer.h).
 #include <cstdio>
 #include <filesystem>
 
 #include "app/cli/command.h"
+#include "core/analysis/value_weighting.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
 #include "core/trace/trace_check.h"
@@ -22,6 +23,7 @@ class ExportCommand final : public Command {
     add_model_option(sub, model_);
     sub->add_option("--text,-t", text_, "the text")->required();
     add_backend_option(sub, backend_);
+    add_weighting_option(sub, weighting_);
     std::vector<std::string> formats;
     std::string help = "output format:";
     for (const TraceWriter& w : trace_writers()) {
@@ -50,8 +52,9 @@ class ExportCommand final : public Command {
     SelectedBackend sel = select_backend(parse_backend_choice(backend_));
     if (!sel.fallback_reason.empty())
       std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
-    const AttentionTrace trace = model->run(text_, *sel.backend);
+    AttentionTrace trace = model->run(text_, *sel.backend);
     check_attention_rows(trace);  // never write NaN or unnormalised rows (exit 1 instead)
+    apply_weighting(trace, weighting_);
     const TraceSlice slice = select_trace(trace, layers_, heads_);
     if (writer.check) writer.check(slice);
     write_output(out_, format_, [&](std::ostream& out) {
@@ -68,7 +71,7 @@ class ExportCommand final : public Command {
 
  private:
   std::string model_ = "lesson", text_, backend_ = "auto", format_ = "json", layers_, heads_,
-              out_ = "-";
+              out_ = "-", weighting_ = "raw";
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "app/cli/command.h"
 #include "core/analysis/head_summary.h"
+#include "core/analysis/value_weighting.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
 #include "core/trace/trace_check.h"
@@ -51,6 +52,7 @@ nlohmann::ordered_json to_json(const AttentionTrace& trace, const std::vector<He
                   {"heads", trace.heads()}};
   doc["text"] = trace.text;
   doc["token_count"] = trace.tokens.size();
+  if (trace.weighting != "raw") doc["weighting"] = trace.weighting;
   nlohmann::ordered_json keys = nlohmann::ordered_json::array();
   for (const HeadSummaryKey& k : head_summary_keys())
     keys.push_back({{"name", k.name},
@@ -90,6 +92,7 @@ class HeadsCommand final : public Command {
     sub->add_option("--text,-t", text_, "the text");
     sub->add_option("--trace", trace_, "summarise a stored trace (JSON or safetensors) instead");
     add_backend_option(sub, backend_);
+    add_weighting_option(sub, weighting_);
     std::vector<std::string> names;
     std::string help = "list the heads by this summary, the notable ones first:";
     for (const HeadSummaryKey& k : head_summary_keys()) {
@@ -110,6 +113,7 @@ class HeadsCommand final : public Command {
       if (!text_.empty() || model_ != "lesson")
         throw UsageError("--trace summarises a stored trace: drop --model and --text");
       trace = read_trace_file(trace_);
+      apply_weighting(trace, weighting_, "the stored trace " + trace_);
     } else {
       if (text_.empty()) throw UsageError("give --text (or --trace FILE)");
       auto model = open_model(model_);
@@ -118,6 +122,7 @@ class HeadsCommand final : public Command {
         std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
       trace = model->run(text_, *sel.backend);
       check_attention_rows(trace);
+      apply_weighting(trace, weighting_);
     }
     if (trace.tokens.empty()) throw UsageError("the text has no tokens to summarise");
     const std::vector<HeadRow> rows = ordered_rows(summarize_trace(trace), sort_, top_);
@@ -132,7 +137,8 @@ class HeadsCommand final : public Command {
   }
 
  private:
-  std::string model_ = "lesson", text_, trace_, backend_ = "auto", sort_, out_ = "-";
+  std::string model_ = "lesson", text_, trace_, backend_ = "auto", sort_, out_ = "-",
+              weighting_ = "raw";
   int top_ = 0;
   bool json_ = false;
 };

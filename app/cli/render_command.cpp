@@ -1,7 +1,7 @@
 // attnscope render --view heatmap|lines|arcs|grid|formula [--layer L --head H | --aggregate A]
 //                  [--model M --text T | --trace FILE] -o fig.svg|fig.pdf|fig.png
 //                  [--theme light|dark] [--width PX] [--colormap C] [--focus I] [--top-k K]
-//                  [--scale S]
+//                  [--scale S] [--weighting raw|value-norm]
 // A figure of one view, headless: SVG and PDF are vector (text as text), PNG is drawn by cairo's
 // image surface. No display and no OpenGL are needed for any of them.
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "app/figure/figure_views.h"
 #include "app/figure/pango_text.h"
 #include "app/ui/colormap.h"
+#include "core/analysis/value_weighting.h"
 #include "core/backend/select.h"
 #include "core/model/registry.h"
 #include "core/trace/aggregate.h"
@@ -60,6 +61,7 @@ class RenderCommand final : public Command {
     sub->add_option("--text,-t", text_, "the text (default: the built-in \"bank\" sentence)");
     sub->add_option("--trace", trace_, "draw a stored trace (JSON or safetensors) instead");
     add_backend_option(sub, backend_);
+    add_weighting_option(sub, weighting_);
     sub->add_option("-o,--output", out_, "the figure: .svg, .pdf or .png")->required();
     sub->add_option("--theme", theme_, "light (paper) or dark")
         ->check(CLI::IsMember({"light", "dark"}))
@@ -99,12 +101,14 @@ class RenderCommand final : public Command {
       if (!text_.empty() || model_ != "lesson")
         throw UsageError("--trace draws a stored trace: drop --model and --text");
       trace = read_trace_file(trace_);
+      apply_weighting(trace, weighting_, "the stored trace " + trace_);
     } else {
       auto model = open_model(model_);
       SelectedBackend sel = select_backend(parse_backend_choice(backend_));
       if (!sel.fallback_reason.empty())
         std::fprintf(stderr, "attnscope: using the CPU: %s\n", sel.fallback_reason.c_str());
       trace = model->run(text_.empty() ? "she sat on the bank of the river" : text_, *sel.backend);
+      apply_weighting(trace, weighting_);
     }
     if (trace.tokens.empty()) throw UsageError("the text has no tokens to draw");
     if (focus_ >= static_cast<int>(trace.tokens.size()))
@@ -137,7 +141,7 @@ class RenderCommand final : public Command {
 
  private:
   std::string view_ = "heatmap", aggregate_, model_ = "lesson", text_, trace_, backend_ = "auto",
-              out_, theme_ = "light", colormap_ = "viridis", layout_;
+              out_, theme_ = "light", colormap_ = "viridis", layout_, weighting_ = "raw";
   int layer_ = 0, head_ = 0, focus_ = -1, top_k_ = 5;  // top-k: the window's default
   float width_ = 0, scale_ = 2.0f;
   bool fixed_range_ = false, no_title_ = false;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/analysis/value_weighting.h"
 #include "core/backend/cpu/cpu_ops.h"
 #include "core/util/error.h"
 
@@ -24,11 +25,11 @@ Tensor columns_of(const Matrix& m, int c0, int n) {
 }  // namespace
 
 RecomputedAttention::RecomputedAttention(std::vector<AttentionInputs> layers, int cached_heads)
-    : layers_(std::move(layers)),
+    : layers_(std::make_shared<const std::vector<AttentionInputs>>(std::move(layers))),
       cached_heads_(static_cast<std::size_t>(std::max(cached_heads, 0))) {
-  for (std::size_t l = 0; l < layers_.size(); ++l) {
-    const AttentionInputs& a = layers_[l];
-    const AttentionInputs& first = layers_[0];
+  for (std::size_t l = 0; l < layers_->size(); ++l) {
+    const AttentionInputs& a = (*layers_)[l];
+    const AttentionInputs& first = (*layers_)[0];
     const bool ok = a.heads > 0 && a.kv_heads > 0 && a.heads % a.kv_heads == 0 && a.head_dim > 0 &&
                     a.q.cols() == static_cast<Eigen::Index>(a.heads) * a.head_dim &&
                     a.k.cols() == static_cast<Eigen::Index>(a.kv_heads) * a.head_dim &&
@@ -49,13 +50,36 @@ Matrix RecomputedAttention::compute(int layer, int head) const {
   if (layer < 0 || layer >= layers() || head < 0 || head >= heads())
     throw std::out_of_range("recomputed attention: no layer " + std::to_string(layer) + " head " +
                             std::to_string(head));
-  const AttentionInputs& a = layers_[static_cast<std::size_t>(layer)];
+  const AttentionInputs& a = (*layers_)[static_cast<std::size_t>(layer)];
   const int g = head / (a.heads / a.kv_heads);
   Matrix weights;
   cpu::attention_head(columns_of(a.q, head * a.head_dim, a.head_dim),
                       columns_of(a.k, g * a.head_dim, a.head_dim), nullptr, a.scale, a.softcap,
                       a.mask, weights, nullptr);
+  apply_key_factors(layer, head, weights);
   return weights;
+}
+
+void RecomputedAttention::apply_key_factors(int layer, int head, Matrix& weights) const {
+  if (key_factors_)
+    weight_keys_in_place(
+        weights, (*key_factors_)[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]);
+}
+
+std::shared_ptr<const RecomputedAttention> RecomputedAttention::with_key_factors(
+    std::vector<std::vector<RowVector>> key_factors) const {
+  bool fits = static_cast<int>(key_factors.size()) == layers();
+  for (const auto& layer : key_factors) {
+    fits = fits && static_cast<int>(layer.size()) == heads();
+    for (const RowVector& f : layer) fits = fits && f.size() == keys();
+  }
+  if (!fits)
+    throw Error("recomputed attention: key factors for " + std::to_string(key_factors.size()) +
+                " layers do not fit " + std::to_string(layers()) + " layers x " +
+                std::to_string(heads()) + " heads x " + std::to_string(keys()) + " keys");
+  return std::shared_ptr<const RecomputedAttention>(new RecomputedAttention(
+      layers_, cached_heads_,
+      std::make_shared<const std::vector<std::vector<RowVector>>>(std::move(key_factors))));
 }
 
 std::vector<float> RecomputedAttention::row(int layer, int head, int query) const {
@@ -71,7 +95,7 @@ std::vector<float> RecomputedAttention::row(int layer, int head, int query) cons
         return std::vector<float>(r, r + c.weights->cols());
       }
   }
-  const AttentionInputs& a = layers_[static_cast<std::size_t>(layer)];
+  const AttentionInputs& a = (*layers_)[static_cast<std::size_t>(layer)];
   const int g = head / (a.heads / a.kv_heads);
   Tensor q = columns_of(a.q, head * a.head_dim, a.head_dim);
   q.data += static_cast<std::ptrdiff_t>(query) * q.stride;  // that query's row alone
@@ -81,6 +105,7 @@ std::vector<float> RecomputedAttention::row(int layer, int head, int query) cons
   Matrix weights;
   cpu::attention_head(q, columns_of(a.k, g * a.head_dim, a.head_dim), nullptr, a.scale, a.softcap,
                       mask, weights, nullptr);
+  apply_key_factors(layer, head, weights);
   return std::vector<float>(weights.data(), weights.data() + weights.cols());
 }
 
@@ -105,7 +130,7 @@ std::shared_ptr<const Matrix> RecomputedAttention::head(int layer, int head) con
 
 std::size_t RecomputedAttention::bytes() const {
   std::size_t total = sizeof(*this);
-  for (const AttentionInputs& a : layers_)
+  for (const AttentionInputs& a : *layers_)
     total += sizeof(float) * static_cast<std::size_t>(a.q.size() + a.k.size());
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Cached& c : cache_)
@@ -115,11 +140,11 @@ std::size_t RecomputedAttention::bytes() const {
 
 std::shared_ptr<const RecomputedAttention> RecomputedAttention::extended(
     const std::vector<Matrix>& q_rows, const std::vector<Matrix>& keys) const {
-  if (q_rows.size() != layers_.size() || keys.size() != layers_.size())
+  if (q_rows.size() != layers_->size() || keys.size() != layers_->size())
     throw Error("recomputed attention: " + std::to_string(q_rows.size()) +
                 " layers of queries and " + std::to_string(keys.size()) +
-                " of keys for a trace of " + std::to_string(layers_.size()) + " layers");
-  std::vector<AttentionInputs> grown = layers_;
+                " of keys for a trace of " + std::to_string(layers_->size()) + " layers");
+  std::vector<AttentionInputs> grown = *layers_;
   for (std::size_t l = 0; l < grown.size(); ++l) {
     AttentionInputs& a = grown[l];
     if (q_rows[l].cols() != a.q.cols() || keys[l].cols() != a.k.cols())

@@ -36,11 +36,11 @@ class RecomputedAttention {
   // numbers of queries and keys).
   explicit RecomputedAttention(std::vector<AttentionInputs> layers, int cached_heads = 4);
 
-  int layers() const { return static_cast<int>(layers_.size()); }
-  int heads() const { return layers_.empty() ? 0 : layers_[0].heads; }
-  int queries() const { return layers_.empty() ? 0 : static_cast<int>(layers_[0].q.rows()); }
-  int keys() const { return layers_.empty() ? 0 : static_cast<int>(layers_[0].k.rows()); }
-  const AttentionInputs& layer(int l) const { return layers_.at(static_cast<size_t>(l)); }
+  int layers() const { return static_cast<int>(layers_->size()); }
+  int heads() const { return layers_->empty() ? 0 : (*layers_)[0].heads; }
+  int queries() const { return layers_->empty() ? 0 : static_cast<int>((*layers_)[0].q.rows()); }
+  int keys() const { return layers_->empty() ? 0 : static_cast<int>((*layers_)[0].k.rows()); }
+  const AttentionInputs& layer(int l) const { return layers_->at(static_cast<size_t>(l)); }
 
   // Head `head` of layer `layer`: [queries x keys], rows summing to 1 (masked entries 0). Served
   // from the cache of recently asked heads, or computed (outside the lock, so threads asking for
@@ -58,14 +58,34 @@ class RecomputedAttention {
   // The bytes this object holds: the inputs plus the cached heads.
   std::size_t bytes() const;
 
+  // The same inputs (shared, not copied) whose heads and rows come weighted by a factor per key:
+  // each row of head (l, h) times key_factors[l][h], renormalised to sum 1 (the value-norm
+  // weighting, core/analysis/value_weighting.h). Throws Error unless the factors are
+  // [layers][heads] of one per key.
+  std::shared_ptr<const RecomputedAttention> with_key_factors(
+      std::vector<std::vector<RowVector>> key_factors) const;
+  bool weighted() const { return key_factors_ != nullptr; }
+
   // The same inputs with more queries and keys appended (a generation step): `q_rows` [r x
   // heads·dh] are the new queries of each layer, `keys` [m x kv·dh] each layer's keys so far.
+  // Unweighted (a generator extends its own raw trace; the weighting applies to published copies).
   std::shared_ptr<const RecomputedAttention> extended(const std::vector<Matrix>& q_rows,
                                                       const std::vector<Matrix>& keys) const;
 
  private:
-  std::vector<AttentionInputs> layers_;
+  // Shared by the copies with_key_factors makes (a long trace's Q and K are hundreds of MB).
+  std::shared_ptr<const std::vector<AttentionInputs>> layers_;
   std::size_t cached_heads_;
+  // Null: the softmax weights; else key_factors_[layer][head] weights each key (see above).
+  std::shared_ptr<const std::vector<std::vector<RowVector>>> key_factors_;
+  void apply_key_factors(int layer, int head, Matrix& weights) const;
+  // with_key_factors' copy: the same inputs, an empty cache of its own.
+  RecomputedAttention(std::shared_ptr<const std::vector<AttentionInputs>> layers,
+                      std::size_t cached_heads,
+                      std::shared_ptr<const std::vector<std::vector<RowVector>>> key_factors)
+      : layers_(std::move(layers)),
+        cached_heads_(cached_heads),
+        key_factors_(std::move(key_factors)) {}
   struct Cached {
     int layer, head;
     std::shared_ptr<const Matrix> weights;
