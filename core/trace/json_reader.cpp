@@ -1,7 +1,8 @@
 // The streaming reader of attnscope-trace/1 JSON. nlohmann's SAX parser (iterative, so deep
-// nesting cannot overflow the stack) feeds events to TraceSax: the "attention" value goes straight
-// into one float vector while its four levels are checked for a regular shape; every other
-// top-level key becomes a small JSON value. Memory grows only with what the file really holds.
+// nesting cannot overflow the stack) feeds events to TraceSax: the "attention" value (and the
+// optional "value_norms") goes straight into floats while its nested levels are checked for a
+// regular shape; every other top-level key becomes a small JSON value. Memory grows only with
+// what the file really holds.
 #include <fstream>
 #include <vector>
 
@@ -36,25 +37,38 @@ constexpr size_t kMaxKeptValues = 1u << 20;
 // The top-level keys read_trace_header reads; every other key is skipped as it streams past,
 // never materialised (a 100 MB unknown key full of {} took 3 GB as a JSON document).
 bool known_key(const std::string& k) {
-  for (const char* known :
-       {"format", "model", "backend", "text", "tokens", "pieces", "truncated_at_byte", "selection"})
+  for (const char* known : {"format", "model", "backend", "text", "tokens", "pieces",
+                            "truncated_at_byte", "selection", "weighting"})
     if (k == known) return true;
   return false;
 }
+
+// A top-level key whose value is numbers in regularly nested arrays, streamed into floats.
+struct NestedNumbers {
+  const char* key;     // "attention"
+  const char* layout;  // "[layer][head][query][key]"
+  size_t levels;       // 4
+  static constexpr size_t kUnknown = static_cast<size_t>(-1);
+  // The length of each level; kUnknown for a level no array of which closed yet.
+  std::vector<size_t> shape;
+  std::vector<size_t> counts;  // elements seen so far at each open level
+  bool seen = false;
+};
 
 class TraceSax final : public nlohmann::json_sax<json> {
  public:
   explicit TraceSax(std::string name) : name_(std::move(name)) {}
 
-  std::map<std::string, json> keys;  // every top-level key but "attention"
+  std::map<std::string, json> keys;  // every top-level key but "attention" and "value_norms"
   // attention: each [query][key] matrix, in file order, as soon as it closed; `row_buffer` holds
   // the numbers of the one being read, so memory stays near the size of the attention itself.
   std::vector<Matrix> matrices;
   std::vector<float> row_buffer;
-  static constexpr size_t kUnknown = static_cast<size_t>(-1);
-  // attention's [layers, heads, queries, keys]; kUnknown for a level no array of which closed yet.
-  std::vector<size_t> shape;
-  bool saw_attention = false;
+  static constexpr size_t kUnknown = NestedNumbers::kUnknown;
+  NestedNumbers attention{"attention", "[layer][head][query][key]", 4, {}, {}, false};
+  // value_norms [layer][head][key]: its numbers in file order.
+  NestedNumbers norms{"value_norms", "[layer][head][key]", 3, {}, {}, false};
+  std::vector<float> norm_values;
 
   bool null() override { return skipped_scalar() || value(json(nullptr), "null"); }
   bool boolean(bool v) override { return skipped_scalar() || value(json(v), "a boolean"); }
@@ -78,15 +92,17 @@ class TraceSax final : public nlohmann::json_sax<json> {
       ++depth_;
       return true;
     }
-    if (in_attention_) return fail_here("an object");
+    if (in_array_) return fail_here("an object");
     return open(json::object());
   }
   bool key(string_t& k) override {
     if (skipping_) return true;
     if (depth_ == 1) {
-      if (k == "attention") {
-        if (saw_attention) throw TraceError(name_ + ": key 'attention' appears twice");
-        saw_attention = in_attention_ = true;
+      if (k == attention.key || k == norms.key) {
+        NestedNumbers& a = k == attention.key ? attention : norms;
+        if (a.seen) throw TraceError(name_ + ": key '" + k + "' appears twice");
+        a.seen = true;
+        in_array_ = &a;
       } else if (!known_key(k)) {
         current_key_ = k;
         skipping_ = true;  // readers ignore keys they do not know: its value streams past
@@ -110,12 +126,12 @@ class TraceSax final : public nlohmann::json_sax<json> {
   bool start_array(std::size_t) override {
     if (skipping_) return skip_open();
     if (depth_ == 0) return top_level("an array");
-    if (in_attention_) return attention_open();
+    if (in_array_) return attention_open();
     return open(json::array());
   }
   bool end_array() override {
     if (skipping_) return skip_close();
-    if (in_attention_) return attention_close();
+    if (in_array_) return attention_close();
     return close();
   }
   bool parse_error(std::size_t position, const std::string& last_token,
@@ -123,7 +139,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
     std::string what = e.what();
     if (const size_t colon = what.rfind(": "); colon != std::string::npos)
       what = what.substr(colon + 2);
-    const std::string where = in_attention_ ? " in key '" + element_path() + "'" : "";
+    const std::string where = in_array_ ? " in key '" + element_path() + "'" : "";
     throw TraceError(name_ + ": not valid JSON at byte " + std::to_string(position) + where +
                      " (near '" + last_token.substr(0, 40) + "'): " + what);
   }
@@ -136,24 +152,27 @@ class TraceSax final : public nlohmann::json_sax<json> {
   // The element about to be added at the innermost open level.
   std::string element_path() const {
     std::string p = attention_path();
-    if (!counts_.empty()) p.append("[").append(std::to_string(counts_.back())).append("]");
+    if (!in_array_->counts.empty())
+      p.append("[").append(std::to_string(in_array_->counts.back())).append("]");
     return p;
   }
   // The innermost open array.
   std::string attention_path() const {
-    std::string p = "attention";
+    std::string p = in_array_->key;
+    const std::vector<size_t>& counts = in_array_->counts;
     // append, not operator+: GCC 12 gives a false -Wrestrict on "[" + std::to_string(…).
-    for (size_t d = 0; d + 1 < counts_.size(); ++d)
-      p.append("[").append(std::to_string(counts_[d] - 1)).append("]");
+    for (size_t d = 0; d + 1 < counts.size(); ++d)
+      p.append("[").append(std::to_string(counts[d] - 1)).append("]");
     return p;
   }
   [[noreturn]] bool fail_here(const std::string& found) {
     if (depth_ == 0) top_level(found);
-    const std::string key = in_attention_ ? element_path() : current_key_;
-    throw TraceError(
-        name_ + ": key '" + key + "': expected " +
-        (in_attention_ ? "numbers in 4 nested arrays [layer][head][query][key]" : "a JSON value") +
-        ", found " + found);
+    const std::string key = in_array_ ? element_path() : current_key_;
+    std::string expected = "a JSON value";
+    if (in_array_)
+      expected = std::string("numbers in ") + std::to_string(in_array_->levels) +
+                 " nested arrays " + in_array_->layout;
+    throw TraceError(name_ + ": key '" + key + "': expected " + expected + ", found " + found);
   }
 
   // An unknown key's value: only its nesting is counted (the parser checks it is valid JSON).
@@ -185,8 +204,8 @@ class TraceSax final : public nlohmann::json_sax<json> {
   // A value anywhere but in attention.
   bool value(json v, const std::string& kind) {
     if (depth_ == 0) top_level(kind.empty() ? "a number" : kind);
-    if (in_attention_) {
-      if (v.is_null() && counts_.size() == 4) {
+    if (in_array_) {
+      if (v.is_null() && in_array_->counts.size() == in_array_->levels) {
         throw TraceError(name_ + ": key '" + element_path() +
                          "': expected a number, found null (NaN or infinity)");
       }
@@ -228,49 +247,68 @@ class TraceSax final : public nlohmann::json_sax<json> {
     return true;
   }
 
-  // attention: four nested arrays; each level's length must match the first array of that level.
+  // attention: four nested arrays (value_norms: three); each level's length must match the first
+  // array of that level.
   bool attention_open() {
-    if (!counts_.empty()) counts_.back()++;
-    if (counts_.size() == 1 && counts_[0] > kMaxTraceLayers)
-      check_trace_counts(counts_[0], 1, name_);  // throws, before the layers cost memory
-    if (counts_.size() == 2 && counts_[1] > kMaxTraceHeads)
-      check_trace_counts(1, counts_[1], name_);
-    if (counts_.size() == 4) fail_here("a fifth nested array");
-    counts_.push_back(0);
+    std::vector<size_t>& counts = in_array_->counts;
+    if (!counts.empty()) counts.back()++;
+    if (counts.size() == 1 && counts[0] > kMaxTraceLayers)
+      count_error(counts[0], 1);  // throws, before the layers cost memory
+    if (counts.size() == 2 && counts[1] > kMaxTraceHeads) count_error(1, counts[1]);
+    if (counts.size() == in_array_->levels) {
+      static const char* const kNth[] = {"a first", "a second", "a third", "a fourth", "a fifth"};
+      fail_here(std::string(kNth[in_array_->levels]) + " nested array");
+    }
+    counts.push_back(0);
     return true;
   }
+  void count_error(size_t layers, size_t heads) {
+    if (in_array_ == &attention) check_trace_counts(layers, heads, name_);
+    throw TraceError(name_ + ": key '" + in_array_->key + "': " + std::to_string(layers) +
+                     " layers x " + std::to_string(heads) +
+                     " heads is more than a trace may hold (at most " +
+                     std::to_string(kMaxTraceLayers) + " layers and " +
+                     std::to_string(kMaxTraceHeads) + " heads)");
+  }
   bool attention_number(double v) {
-    if (!in_attention_) return false;
-    if (counts_.size() != 4) {
-      if (counts_.empty()) fail_here("a number");
+    if (!in_array_) return false;
+    std::vector<size_t>& counts = in_array_->counts;
+    if (counts.size() != in_array_->levels) {
+      if (counts.empty()) fail_here("a number");
       fail_here("a number where an array belongs");
     }
-    counts_.back()++;
-    row_buffer.push_back(static_cast<float>(v));
+    counts.back()++;
+    (in_array_ == &attention ? row_buffer : norm_values).push_back(static_cast<float>(v));
     return true;
   }
   bool attention_close() {
-    const size_t level = counts_.size() - 1, found = counts_.back();
-    static const char* what[4] = {"layers", "heads", "rows (one per query token)",
-                                  "numbers (one per key token)"};
-    if (shape.size() < 4) shape.assign(4, kUnknown);  // inner levels close first
+    std::vector<size_t>& counts = in_array_->counts;
+    std::vector<size_t>& shape = in_array_->shape;
+    const bool weights = in_array_ == &attention;
+    const size_t level = counts.size() - 1, found = counts.back();
+    static const char* const kWeights[4] = {"layers", "heads", "rows (one per query token)",
+                                            "numbers (one per key token)"};
+    static const char* const kNorms[3] = {"layers", "heads", "numbers (one per key token)"};
+    if (shape.size() < in_array_->levels)
+      shape.assign(in_array_->levels, kUnknown);  // inner levels close first
     if (shape[level] == kUnknown) {
       shape[level] = found;
     } else if (shape[level] != found) {
       throw TraceError(name_ + ": key '" + attention_path() + "': expected " +
-                       std::to_string(shape[level]) + " " + what[level] +
+                       std::to_string(shape[level]) + " " +
+                       (weights ? kWeights[level] : kNorms[level]) +
                        " (as the first one has), found " + std::to_string(found));
     }
-    counts_.pop_back();
-    if (level == 2) {  // a matrix closed: its rows all had shape[3] numbers
+    counts.pop_back();
+    if (weights && level == 2) {  // a matrix closed: its rows all had shape[3] numbers
       const auto rows = static_cast<Eigen::Index>(found),
                  cols = static_cast<Eigen::Index>(found == 0 ? 0 : shape[3]);
       if (matrices.size() >= kMaxTraceMatrices)
-        check_trace_counts(shape[0] == kUnknown ? counts_[0] : shape[0], counts_[1], name_);
+        check_trace_counts(shape[0] == kUnknown ? counts[0] : shape[0], counts[1], name_);
       matrices.emplace_back(Eigen::Map<const Matrix>(row_buffer.data(), rows, cols));
       row_buffer.clear();
     }
-    if (counts_.empty()) in_attention_ = false;
+    if (counts.empty()) in_array_ = nullptr;
     return true;
   }
 
@@ -278,11 +316,10 @@ class TraceSax final : public nlohmann::json_sax<json> {
   size_t depth_ = 0;  // object/array depth outside attention
   std::string current_key_, pending_key_;
   std::vector<json*> stack_;
-  bool in_attention_ = false;
-  bool skipping_ = false;       // inside the value of a key no reader reads
-  size_t skip_depth_ = 0;       // its open arrays and objects
-  size_t kept_ = 0;             // JSON values kept in `keys`
-  std::vector<size_t> counts_;  // elements seen so far at each open attention level
+  NestedNumbers* in_array_ = nullptr;  // attention or norms while its value streams in
+  bool skipping_ = false;              // inside the value of a key no reader reads
+  size_t skip_depth_ = 0;              // its open arrays and objects
+  size_t kept_ = 0;                    // JSON values kept in `keys`
 };
 
 [[noreturn]] void bad(const std::string& name, const std::string& key, const std::string& expected,
@@ -380,6 +417,12 @@ void read_trace_header(const std::map<std::string, json>& keys, const std::strin
       bad(name, "truncated_at_byte", "a byte offset inside the text", *cut);
     trace.truncated_at_byte = cut->get<int>();
   }
+  // How "attention" is weighted; absent means raw.
+  if (const json* w = find("weighting"); w) {
+    if (!w->is_string() || (*w != "raw" && *w != "value-norm"))
+      bad(name, "weighting", "\"raw\" or \"value-norm\"", *w);
+    trace.weighting = w->get<std::string>();
+  }
   if (const json* sel = find("selection"); sel && selected_layers) {
     for (const char* part : {"layers", "heads"}) {
       const int declared = std::string(part) == "layers" ? trace.model.layers : trace.model.heads;
@@ -397,6 +440,28 @@ void read_trace_header(const std::map<std::string, json>& keys, const std::strin
     trace.model.heads = static_cast<int>((*sel)["heads"].size());
     for (const json& i : (*sel)["layers"]) selected_layers->push_back(i.get<int>());
   }
+}
+
+// value_norms [layers][heads][n] from `count` floats of that shape (layers and heads as the
+// attention has them).
+void fill_value_norms(AttentionTrace& trace, const float* flat, size_t count,
+                      const std::vector<size_t>& shape, const std::string& name) {
+  const size_t layers = trace.attention.size(),
+               heads = trace.attention.empty() ? 0 : trace.attention[0].size(),
+               n = trace.tokens.size();
+  if (shape.size() != 3 || shape[0] != layers || shape[1] != heads || shape[2] != n ||
+      count != layers * heads * n) {
+    std::string found;
+    for (size_t d : shape) found += (found.empty() ? "" : " x ") + std::to_string(d);
+    throw TraceError(name + ": key 'value_norms': expected " + std::to_string(layers) +
+                     " layers x " + std::to_string(heads) + " heads x " + std::to_string(n) +
+                     " keys (as 'attention' has), found " + (found.empty() ? "none" : found));
+  }
+  trace.value_norms.assign(layers, std::vector<RowVector>(heads));
+  for (size_t l = 0; l < layers; ++l)
+    for (size_t h = 0; h < heads; ++h)
+      trace.value_norms[l][h] =
+          Eigen::Map<const RowVector>(flat + (l * heads + h) * n, static_cast<Eigen::Index>(n));
 }
 
 // Moves the flat weights into trace.attention ([layers][heads] of n x n matrices).
@@ -436,24 +501,31 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
   AttentionTrace trace;
   std::vector<int> selected;
   read_trace_header(sax.keys, name, trace, &selected);
-  if (!sax.saw_attention)
+  if (!sax.attention.seen)
     throw TraceError(name +
                      ": key 'attention': expected 4 nested arrays, "
                      "found nothing");
+  const std::vector<size_t>& shape = sax.attention.shape;
   // A level no array of which closed lies below an empty one: attention: [] or [[]].
-  for (size_t d : sax.shape)
+  for (size_t d : shape)
     if (d == TraceSax::kUnknown || d == 0)
       throw TraceError(name +
                        ": key 'attention': expected at least one layer, head and token, "
                        "found an empty array");
   const size_t n = trace.tokens.size();
-  if (sax.shape[2] != n || sax.shape[3] != n)
-    fill_attention(trace, nullptr, 0, sax.shape, name);  // throws the shape error
-  if (sax.matrices.size() != sax.shape[0] * sax.shape[1])
+  if (shape[2] != n || shape[3] != n)
+    fill_attention(trace, nullptr, 0, shape, name);  // throws the shape error
+  if (sax.matrices.size() != shape[0] * shape[1])
     throw TraceError(name + ": key 'attention': its arrays are not all the same shape");
-  trace.attention.assign(sax.shape[0], std::vector<Matrix>(sax.shape[1]));
+  trace.attention.assign(shape[0], std::vector<Matrix>(shape[1]));
   for (size_t k = 0; k < sax.matrices.size(); ++k)
-    trace.attention[k / sax.shape[1]][k % sax.shape[1]] = std::move(sax.matrices[k]);
+    trace.attention[k / shape[1]][k % shape[1]] = std::move(sax.matrices[k]);
+  if (sax.norms.seen) {
+    std::vector<size_t> norm_shape = sax.norms.shape;
+    for (size_t& d : norm_shape)
+      if (d == TraceSax::kUnknown) d = 0;  // below an empty array: nothing there
+    fill_value_norms(trace, sax.norm_values.data(), sax.norm_values.size(), norm_shape, name);
+  }
   validate_trace(trace, name);
   return trace;
 }

@@ -57,6 +57,30 @@ void write_matrix(const Matrix& w, std::ostream& out, std::string& buf) {
   }
   out.put(']');
 }
+
+// value_norms[layer][head][key] of the slice's layers and heads, as "attention" holds them.
+void write_value_norms(const TraceSlice& slice, std::ostream& out) {
+  const AttentionTrace& trace = *slice.trace;
+  char number[64];
+  std::string buf = "[";
+  for (size_t l = 0; l < slice.layers.size(); ++l) {
+    buf += l > 0 ? ",[" : "[";
+    for (size_t h = 0; h < slice.heads.size(); ++h) {
+      const RowVector& n = trace.value_norms[static_cast<size_t>(slice.layers[l])]
+                                            [static_cast<size_t>(slice.heads[h])];
+      buf += h > 0 ? ",[" : "[";
+      for (Eigen::Index j = 0; j < n.size(); ++j) {
+        if (j > 0) buf.push_back(',');
+        buf.append(number, format_json_number(n[j], number));
+      }
+      buf.push_back(']');
+    }
+    buf.push_back(']');
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    buf.clear();
+  }
+  out.put(']');
+}
 }  // namespace
 
 char* format_json_number(float value, char* buf) {
@@ -83,6 +107,8 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   if (trace.model.pieces != PieceEncoding::kPlain)
     out << ",\"pieces\":\"" << piece_encoding_name(trace.model.pieces) << '"';
   if (slice.partial()) out << ",\"selection\":" << selection_json(slice);
+  // How "attention" is weighted (core/analysis/value_weighting.h); absent when raw.
+  if (trace.weighting != "raw") out << ",\"weighting\":" << json_string(trace.weighting);
   out << ",\"attention\":[";
   std::string buf;
   for (size_t l = 0; l < slice.layers.size(); ++l) {
@@ -94,6 +120,11 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
     out.put(']');
   }
   out.put(']');
+  // Each key's ‖v_j·W_O,h‖ when the model gave them, so a stored raw trace can be value-weighted.
+  if (!trace.value_norms.empty()) {
+    out << ",\"value_norms\":";
+    write_value_norms(slice, out);
+  }
   if (trace.truncated_at_byte >= 0) out << ",\"truncated_at_byte\":" << trace.truncated_at_byte;
   if (!trace.predictions.empty())
     out << ",\"predictions\":" << dump(predictions_json(trace.predictions));

@@ -52,8 +52,10 @@ void write_npy(const TraceSlice& slice, ExportTarget& target) {
   target.sidecar(".tokens.json", [&](std::ostream& out) {
     out << "{\"format\":\"attnscope-trace/1 tokens\",\"model\":" << model_json(trace)
         << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
-        << ",\"tokens\":" << tokens_json(trace.tokens) << ",\"selection\":" << selection_json(slice)
-        << ",\"shape\":[" << slice.layers.size() << ',' << slice.heads.size() << ',' << n << ','
+        << ",\"tokens\":" << tokens_json(trace.tokens)
+        << ",\"selection\":" << selection_json(slice);
+    if (trace.weighting != "raw") out << ",\"weighting\":" << json_string(trace.weighting);
+    out << ",\"shape\":[" << slice.layers.size() << ',' << slice.heads.size() << ',' << n << ','
         << n << "]}\n";
   });
 }

@@ -15,6 +15,8 @@ void read_trace_header(const std::map<std::string, nlohmann::json>& keys, const 
                        AttentionTrace& trace, std::vector<int>* selected_layers);
 void fill_attention(AttentionTrace& trace, const float* flat, size_t count,
                     const std::vector<size_t>& shape, const std::string& name);
+void fill_value_norms(AttentionTrace& trace, const float* flat, size_t count,
+                      const std::vector<size_t>& shape, const std::string& name);
 
 AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   const std::string name = path.string();
@@ -29,10 +31,13 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   // The metadata holds the JSON trace's keys: plain strings as they are, the rest as JSON text.
   std::map<std::string, nlohmann::json> keys;
   for (const auto& [key, value] : file.metadata()) {
+    // The keys read_trace_header reads, as json_reader.cpp's known_key lists them.
     if (key != "model" && key != "tokens" && key != "truncated_at_byte" && key != "selection" &&
-        key != "format" && key != "backend" && key != "text" && key != "pieces")
+        key != "format" && key != "backend" && key != "text" && key != "pieces" &&
+        key != "weighting")
       continue;  // readers ignore keys they do not know: never parsed
-    if (key == "format" || key == "backend" || key == "text" || key == "pieces") {
+    if (key == "format" || key == "backend" || key == "text" || key == "pieces" ||
+        key == "weighting") {
       keys[key] = value;
       continue;
     }
@@ -90,6 +95,21 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
       }
     }();
     fill_attention(trace, all.data(), static_cast<size_t>(all.size()), shape, name);
+  }
+  // Optional: each key's ‖v_j·W_O,h‖ [layers, heads, n] (the offsets were checked by
+  // SafetensorsFile, so its size is what the file holds).
+  if (file.has("value_norms")) {
+    const TensorInfo& norms = file.tensors().at("value_norms");
+    const std::vector<size_t> norm_shape(norms.shape.begin(), norms.shape.end());
+    if (norm_shape.size() != 3) fill_value_norms(trace, nullptr, 0, norm_shape, name);  // throws
+    const Matrix flat = [&] {
+      try {
+        return file.matrix("value_norms");
+      } catch (const Error& e) {
+        throw TraceError(e.what());
+      }
+    }();
+    fill_value_norms(trace, flat.data(), static_cast<size_t>(flat.size()), norm_shape, name);
   }
   validate_trace(trace, name);
   return trace;

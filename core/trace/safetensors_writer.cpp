@@ -1,6 +1,7 @@
-// safetensors: one F32 tensor "attention" [layers, heads, n, n]; the model, backend, text, tokens
-// and selection as __metadata__ strings (safetensors allows only string values there, so the
-// structured ones hold JSON text, as the JSON trace writes them).
+// safetensors: one F32 tensor "attention" [layers, heads, n, n] (and "value_norms" [layers, heads,
+// n] when the model gave them); the model, backend, text, tokens, selection and weighting as
+// __metadata__ strings (safetensors allows only string values there, so the structured ones hold
+// JSON text, as the JSON trace writes them).
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -25,9 +26,17 @@ void write_safetensors(const TraceSlice& slice, ExportTarget& target) {
     header["__metadata__"]["pieces"] = piece_encoding_name(trace.model.pieces);
   if (trace.truncated_at_byte >= 0)
     header["__metadata__"]["truncated_at_byte"] = std::to_string(trace.truncated_at_byte);
+  if (trace.weighting != "raw") header["__metadata__"]["weighting"] = trace.weighting;
   header["attention"] = {{"dtype", "F32"},
                          {"shape", {slice.layers.size(), slice.heads.size(), n, n}},
                          {"data_offsets", {0, count * sizeof(float)}}};
+  const bool norms = !trace.value_norms.empty();
+  const std::uint64_t norm_count = slice.layers.size() * slice.heads.size() * n;
+  if (norms)
+    header["value_norms"] = {
+        {"dtype", "F32"},
+        {"shape", {slice.layers.size(), slice.heads.size(), n}},
+        {"data_offsets", {count * sizeof(float), (count + norm_count) * sizeof(float)}}};
   std::string text = header.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
   const std::uint64_t len = text.size();
@@ -43,6 +52,13 @@ void write_safetensors(const TraceSlice& slice, ExportTarget& target) {
       target.out.write(reinterpret_cast<const char*>(w.data()),
                        static_cast<std::streamsize>(w.size() * sizeof(float)));
     }
+  if (norms)
+    for (int l : slice.layers)
+      for (int h : slice.heads) {
+        const RowVector& v = trace.value_norms[static_cast<size_t>(l)][static_cast<size_t>(h)];
+        target.out.write(reinterpret_cast<const char*>(v.data()),
+                         static_cast<std::streamsize>(v.size() * sizeof(float)));
+      }
 }
 }  // namespace
 

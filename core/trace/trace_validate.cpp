@@ -1,6 +1,7 @@
 // The checks a trace passes before a view may draw it (trace_reader.h).
 #include <cmath>
 
+#include "core/analysis/value_weighting.h"
 #include "core/trace/trace_reader.h"
 
 namespace attnscope {
@@ -50,6 +51,15 @@ void validate_trace(const AttentionTrace& trace, const std::string& name) {
     fail("model", "declares " + std::to_string(trace.model.layers) + " layers x " +
                       std::to_string(trace.model.heads) + " heads, but the attention holds " +
                       std::to_string(trace.layers()) + " x " + std::to_string(trace.heads()));
+  if (trace.weighting != "raw" && trace.weighting != "value-norm")
+    fail("weighting", "expected \"raw\" or \"value-norm\", found \"" + trace.weighting + "\"");
+  try {
+    check_value_norms(trace, name);  // [layers][heads] of n finite norms >= 0, when present
+  } catch (const TraceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw TraceError(e.what());
+  }
   for (size_t i = 0; i < trace.tokens.size(); ++i) {
     const Token& t = trace.tokens[i];
     const bool none = t.start == -1 && t.end == -1;
