@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/value_weighting.h"
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/model/bert/bert_model.h"
 #include "core/model/bert/bert_network.h"
@@ -137,6 +138,48 @@ TEST_F(BertBrokenFolderTest, UnsupportedActivationIsNamed) {
   nlohmann::json c = config();
   c["hidden_act"] = "relu";
   EXPECT_NE(load_error(c).find("hidden_act 'relu'"), std::string::npos) << load_error(c);
+}
+
+// Issue 27: every key's ‖v_j·W_O,h‖ (value bias included, output bias excluded) and the
+// value-norm-weighted attention against the float64 reference, which multiplies v_j by W_O,h
+// directly (tools/reference/make_value_norm_golden.py); attnscope goes through each head's Gram
+// matrix. Norms within 1e-4 relative, weights within kTolerance.
+TEST(BertValueNormsTest, MatchFloat64Reference) {
+  const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / "bert-tiny-uncased-f32");
+  const auto backend = make_cpu_backend();
+  const nlohmann::json g = golden("value-norms-bert-tiny-uncased-f32");
+  ASSERT_EQ(g["cases"].size(), 3u);
+  double worst_norm = 0;
+  float worst_weight = 0;
+  for (const auto& c : g["cases"]) {
+    const std::vector<int> ids = c["ids"].get<std::vector<int>>();
+    std::vector<int> types(ids.size(), 0);
+    if (c.contains("token_types")) types = c["token_types"].get<std::vector<int>>();
+    AttentionTrace t = net.forward_ids(ids, *backend, nullptr, &types);
+    ASSERT_EQ(t.value_norms.size(), 2u);
+    for (int l = 0; l < 2; ++l) {
+      ASSERT_EQ(t.value_norms[l].size(), 4u);
+      for (int h = 0; h < 4; ++h) {
+        const RowVector& n = t.value_norms[l][h];
+        ASSERT_EQ(n.size(), static_cast<Eigen::Index>(ids.size()));
+        for (Eigen::Index j = 0; j < n.size(); ++j) {
+          const double ref = c["value_norms"][l][h][j].get<double>();
+          worst_norm = std::max(worst_norm, std::abs(n[j] - ref) / std::max(1.0, std::abs(ref)));
+        }
+      }
+    }
+    apply_weighting(t, "value-norm");
+    EXPECT_EQ(t.weighting, "value-norm");
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 4; ++h)
+        worst_weight = std::max(
+            worst_weight,
+            max_abs_diff(t.attention[l][h], to_matrix(c["value_weighted_attention"][l][h])));
+  }
+  EXPECT_LE(worst_norm, 1e-4);
+  EXPECT_LE(worst_weight, kTolerance);
+  std::cout << "BERT value norms: max relative |diff| vs float64 " << worst_norm
+            << ", value-weighted attention max |diff| " << worst_weight << "\n";
 }
 
 // ---- the whole model: tokenizer + forward (needs scripts/fetch_test_data.sh's vocabulary) ----

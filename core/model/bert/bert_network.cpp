@@ -94,7 +94,20 @@ BertNetwork BertNetwork::load(const std::filesystem::path& folder, const Progres
 }
 
 BertNetwork::BertNetwork(BertConfig config, BertWeights host_weights)
-    : config_(config), host_(std::make_shared<const BertWeights>(std::move(host_weights))) {}
+    : config_(config), host_(std::make_shared<const BertWeights>(std::move(host_weights))) {
+  const int dh = config_.d_model / config_.heads;
+  for (const TransformerLayerWeights& l : host_->layers) {
+    // nn.Linear's [out x in] weight: W_O in [in x out] form is its transpose, so head h's rows of
+    // W_O are the weight's columns [h·dh, (h+1)·dh).
+    const Eigen::MatrixXd w = host_matrix(l.attention_out.weight).cast<double>();
+    std::vector<Eigen::MatrixXd> grams;
+    for (int h = 0; h < config_.heads; ++h) {
+      const auto cols = w.middleCols(h * dh, dh);
+      grams.push_back(cols.transpose() * cols);
+    }
+    value_grams_.push_back(std::move(grams));
+  }
+}
 
 AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& backend,
                                         BertOutputs* outputs,
@@ -146,9 +159,20 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
   const bool full_steps = n <= kStepsMaxTokens;
   const bool vector_steps =
       keep_vector_steps(n, config_.layers, config_.heads, config_.d_model / config_.heads);
-  for (int l = 0; l < config_.layers; ++l)
+  const int dh = d / config_.heads;
+  trace.value_norms.assign(config_.layers, std::vector<RowVector>(config_.heads));
+  for (int l = 0; l < config_.layers; ++l) {
     transformer_layer_forward(backend, shape, w->layers[l], x, ws, &trace.attention[l],
                               full_steps || vector_steps ? &trace.steps : nullptr, full_steps);
+    // ‖v_j·W_O,h‖ for every key j and head h: V [n x d] (value bias included) is still in ws.qkv.
+    const Eigen::MatrixXd v = backend.download(ws.qkv.cols_view(2 * d, d)).cast<double>();
+    for (int h = 0; h < config_.heads; ++h) {
+      const auto vh = v.middleCols(h * dh, dh);  // [n x dh]
+      const Eigen::VectorXd squared =
+          (vh * value_grams_[l][h]).cwiseProduct(vh).rowwise().sum();  // v·G·vᵀ per key
+      trace.value_norms[l][h] = squared.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
+    }
+  }
   if (outputs) outputs->last_hidden = backend.download(x);
 
   trace.compute_ms =

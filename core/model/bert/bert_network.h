@@ -51,6 +51,10 @@ class BertNetwork {
  private:
   BertConfig config_;
   std::shared_ptr<const BertWeights> host_;
+  // value_grams_[layer][head] = W_O,h·W_O,hᵀ [dh x dh] (float64), W_O,h head h's rows of
+  // attention.output.dense in [in x out] form: ‖v·W_O,h‖² = v·G·vᵀ, so a key's value norm costs
+  // dh² instead of dh·d (AttentionTrace::value_norms).
+  std::vector<std::vector<Eigen::MatrixXd>> value_grams_;
   PerBackendWeights<BertWeights> device_;
 };
 

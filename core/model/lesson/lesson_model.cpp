@@ -106,6 +106,7 @@ class LessonModel final : public Model {
     if (n == 0) {
       trace.attention[0].assign(options_.heads, Matrix(0, 0));
       trace.steps.assign(options_.heads, HeadSteps{});
+      trace.value_norms.assign(1, std::vector<RowVector>(options_.heads, RowVector(0)));
       trace.compute_ms = elapsed_ms(t0);
       return trace;
     }
@@ -128,6 +129,14 @@ class LessonModel final : public Model {
       attn.key_padding.resize(n);
       for (int i = 0; i < n; ++i) attn.key_padding[i] = trace.tokens[i].unknown ? 1 : 0;
     }
+
+    // The value-norm weighting (core/analysis/value_weighting.h): W_O = I and v_j the token's word
+    // vector (issue 27), so every head weights key j by ‖word vector‖: 1 for a known word (the
+    // vectors are unit length), 0 for an unknown one (nothing to give, masked or not).
+    RowVector norms = RowVector::Zero(n);
+    for (int j = 0; j < n; ++j)
+      if (trace.tokens[j].id >= 0) norms[j] = vectors_->vectors.row(trace.tokens[j].id).norm();
+    trace.value_norms.assign(1, std::vector<RowVector>(options_.heads, norms));
 
     const float s = input_scale(options_.beta, d_head);
     for (int h = 0; h < options_.heads; ++h) {
