@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/analysis/value_weighting.h"
 #include "core/analysis/view_transform.h"
 #include "core/trace/aggregate.h"
 #include "core/util/error.h"
@@ -106,7 +107,9 @@ std::string shown_title(const AttentionTrace& t, int layer, int head, const Show
             "A + 0.5\xC2\xB7I)";
   else
     title = head_aggregate(o.aggregate).title(t, layer);
-  return title + shown_options_note(o);
+  // A value-weighted trace says so wherever its weights are drawn
+  // (core/analysis/value_weighting.h).
+  return title + weighting_title(t) + shown_options_note(o);
 }
 
 std::vector<ColorTick> colorbar_ticks(const ColorScale& scale, int max_ticks) {

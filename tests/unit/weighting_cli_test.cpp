@@ -103,7 +103,16 @@ TEST_F(WeightingCli, BadValueIsAOneLineUsageError) {
 TEST_F(WeightingCli, RenderAndHeadsTakeIt) {
   const auto r = run("render --weighting value-norm -o " + path("f.svg"), true);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(fs::exists(path("f.svg")));
+  ASSERT_TRUE(fs::exists(path("f.svg")));
+  // The figure's title says what it shows.
+  std::ifstream svg(path("f.svg"));
+  const std::string figure((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(figure.find("weighted by \xE2\x80\x96value\xE2\x80\x96"), std::string::npos);
+  ASSERT_EQ(run("render -o " + path("raw.svg")).exit_code, 0);
+  std::ifstream raw_svg(path("raw.svg"));
+  const std::string raw_figure((std::istreambuf_iterator<char>(raw_svg)),
+                               std::istreambuf_iterator<char>());
+  EXPECT_EQ(raw_figure.find("weighted by"), std::string::npos);
   const auto h = run(std::string("heads --text '") + kText + "' --weighting value-norm --json");
   ASSERT_EQ(h.exit_code, 0);
   EXPECT_EQ(json::parse(h.output)["weighting"], "value-norm");
