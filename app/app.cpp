@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/analysis/value_weighting.h"
 #include "core/backend/select.h"
 #include "core/model/hf/download.h"
 #include "core/trace/trace_model.h"
@@ -49,6 +50,7 @@ void App::set_text(int slot, const std::string& text) {
 void App::submit(int slot) {
   SlotState& s = state.slots[slot];
   ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
+  job.weighting = job_weighting();
   s.submitted_id = job.id;
   if (!state.model) return;  // computed once a model arrives
   worker_.submit(slot, std::move(job));
@@ -81,6 +83,7 @@ void App::generate(int slot) {
   if (!state.model || !state.model_info.capabilities.generation) return;
   ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
   job.generate = s.generation;
+  job.weighting = job_weighting();
   s.submitted_id = job.id;
   s.follow_generation = true;
   worker_.submit(slot, std::move(job));
@@ -169,7 +172,17 @@ void App::apply_preset(const PresetPair& preset) {
   submit_all();
 }
 
+std::string App::job_weighting() const {
+  return state.shown.value_weighted ? kValueNormWeighting : kRawWeighting;
+}
+
 void App::update() {
+  // Show → weighted by ‖value‖ changed (the panel, a session): the traces are computed again,
+  // weighted as it says.
+  if (state.shown.value_weighted != submitted_value_weighted_) {
+    submitted_value_weighted_ = state.shown.value_weighted;
+    submit_all();
+  }
   if (auto loaded = loader_.take_result()) {
     if (loaded->model) {
       state.model = loaded->model;

@@ -75,7 +75,9 @@ class App {
 
  private:
   void on_trace(int slot);
+  std::string job_weighting() const;  // "value-norm" when Show → weighted by ‖value‖ is on
   Worker worker_;
+  bool submitted_value_weighted_ = false;  // what the jobs in flight were asked to weigh
   ModelLoader loader_;
   std::uint64_t next_lesson_job_id_ = 1;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);

@@ -38,6 +38,7 @@
 #include "app/ui/main_window.h"
 #include "app/ui/settings.h"
 #include "app/ui/theme.h"
+#include "core/analysis/value_weighting.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -243,6 +244,8 @@ int apply_start_options(const GuiOptions& options, const Settings& settings,
     }
   }
   if (options.font_scale > 0) prefs.font_scale = options.font_scale;
+  if (!options.weighting.empty())
+    app.state.shown.value_weighted = options.weighting == kValueNormWeighting;
   if (options.focus) prefs.focus_slot = options.focus_slot, prefs.focus_view = *options.focus;
   if (options.hide_panel) prefs.left_panel = false;
   if (!options.tabs.empty()) prefs.tabs = options.tabs, prefs.select_tabs = true;

@@ -24,6 +24,7 @@ struct GuiOptions {
   std::string layout_file;  // optional JSON of where cells/labels were drawn (tests)
   std::string window_size;  // "WIDTHxHEIGHT" in screen units; empty: remembered or 1600x1000
   std::string theme;        // "dark" | "light"; empty: remembered
+  std::string weighting;    // "raw" | "value-norm" (Show → weighted by ‖value‖); empty: as is
   float font_scale = 0;     // the presentation scale (0.5..2.5); 0: remembered
   // Start with this view of sentence `focus_slot` filling the window (--focus VIEW[:SENTENCE]).
   std::optional<ViewId> focus;

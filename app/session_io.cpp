@@ -62,6 +62,7 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.hide_first = st.shown.hide_first;
   s.hide_special = st.shown.hide_special;
   s.query_combine = st.shown.query_sum ? "sum" : "mean";
+  s.weighting = st.shown.value_weighted ? "value-norm" : "raw";
   s.log_scale = st.shown.log_scale;
   s.log_floor = st.shown.log_floor;
   s.overlay = st.overlay;
@@ -123,6 +124,7 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   st.shown.hide_first = s.hide_first;
   st.shown.hide_special = s.hide_special;
   st.shown.query_sum = s.query_combine == "sum";
+  st.shown.value_weighted = s.weighting == "value-norm";
   st.shown.log_scale = s.log_scale;
   st.shown.log_floor = s.log_floor;
   st.overlay = s.overlay;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "core/analysis/value_weighting.h"
 #include "core/trace/trace_check.h"
 
 namespace attnscope {
@@ -31,6 +32,11 @@ void publish_meaning_shifts(ComputeResult& result) {
   } catch (const std::exception& e) {
     result.meaning_error = e.what();
   }
+}
+
+// The weighting a job asks for, before anything reads the trace (summaries included).
+void apply_job_weighting(AttentionTrace& trace, const std::string& weighting) {
+  if (weighting != kRawWeighting && !trace.value_norms.empty()) apply_weighting(trace, weighting);
 }
 }  // namespace
 
@@ -148,6 +154,7 @@ void Worker::run_job(int slot, ComputeJob job) {
       g.generator = job.model->start_generation(job.text, *job.backend, *job.generate);
       auto trace = std::make_shared<AttentionTrace>(g.generator->trace());
       check_attention_rows(*trace);
+      apply_job_weighting(*trace, job.weighting);
       g.state.prompt_tokens = static_cast<int>(trace->tokens.size());
       g.state.max_new_tokens = job.generate->max_new_tokens;
       g.state.step_ms = ms_since(start);
@@ -168,6 +175,7 @@ void Worker::run_job(int slot, ComputeJob job) {
     } else {
       auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
       check_attention_rows(*trace);  // a broken model's NaN rows never reach a view
+      apply_job_weighting(*trace, job.weighting);
       if (trace->compute_ms <= 0.0) trace->compute_ms = ms_since(start);
       result->trace = std::move(trace);
       publish_meaning_shifts(*result);
@@ -206,6 +214,7 @@ void Worker::run_step(int slot) {
       GenerationStep step = g.generator->step();
       auto trace = std::make_shared<AttentionTrace>(g.generator->trace());
       check_attention_rows(*trace);
+      apply_job_weighting(*trace, g.job.weighting);
       g.state.step_ms = ms_since(start);
       trace->compute_ms = (result->trace ? result->trace->compute_ms : 0.0) + g.state.step_ms;
       ++g.state.steps;

@@ -38,6 +38,9 @@ struct ComputeJob {
   // forward pass.
   std::optional<GenerationOptions> generate;
   bool summarize = false;  // also publish the head summaries of every layer and head
+  // "value-norm": publish value-weighted traces (core/analysis/value_weighting.h) when the model
+  // gives its value norms (the Show panel offers it only then); without them, raw ones.
+  std::string weighting = "raw";
 };
 
 // Where a generation job stands in the result it published.

@@ -4,6 +4,7 @@
 
 #include "app/testing/gui_script.h"
 #include "app/views/controls_panel.h"
+#include "core/analysis/value_weighting.h"
 
 namespace attnscope {
 
@@ -74,6 +75,10 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
       });
   app->add_option("--theme", gui.theme, "color theme (light is made for projectors)")
       ->check(CLI::IsMember({"dark", "light"}));
+  app->add_option("--weighting", gui.weighting,
+                  "raw, or value-norm: every view shows each weight times the size of what its "
+                  "key moves through the head, rows renormalised (Show > weighted by ||value||)")
+      ->check(CLI::IsMember(weighting_names()));
 }
 
 }  // namespace attnscope

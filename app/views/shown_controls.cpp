@@ -29,6 +29,18 @@ void DrawShownControls(AppState& st) {
       "attention (an attention sink) and washes out every map");
   ImGui::Checkbox("hide special tokens", &o.hide_special);
   help_tooltip("drop [CLS], [SEP], <|endoftext|> … as keys and renormalise each row");
+  // The models that know their values give each key's ‖v_j·W_O,h‖ (AttentionTrace::value_norms).
+  const auto& result = st.slots[0].result;
+  const bool has_values = result && result->trace && !result->trace->value_norms.empty();
+  ImGui::BeginDisabled(!has_values && !o.value_weighted);
+  ImGui::Checkbox("weighted by \xE2\x80\x96value\xE2\x80\x96", &o.value_weighted);
+  ImGui::EndDisabled();
+  help_tooltip(has_values
+                   ? "each weight times the size of what its key moves through the head "
+                     "(\xE2\x80\x96v_j W_O,h\xE2\x80\x96), rows renormalised (Kobayashi et al. "
+                     "2020): where the head takes something from, not only where it looks. Every "
+                     "view, summary and export shows it"
+                   : "this model (or stored trace) does not give the size of its values");
   ImGui::Checkbox("log colours", &o.log_scale);
   help_tooltip("colours follow log10(weight), so small weights stay visible next to a sink");
   if (o.log_scale) {

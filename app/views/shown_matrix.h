@@ -25,6 +25,9 @@ struct ShownOptions {
   bool log_scale = false;     // colours follow log10(weight), clamped below at log_floor
   float log_floor = 1e-3f;
   bool query_sum = false;  // several selected queries: the sum of their rows (false: the mean)
+  // Show → weighted by ‖value‖: the worker publishes value-weighted traces (`--weighting
+  // value-norm`, core/analysis/value_weighting.h) when the model gives its values' sizes.
+  bool value_weighted = false;
   bool operator==(const ShownOptions&) const = default;
 };
 

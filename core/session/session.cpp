@@ -217,6 +217,7 @@ std::string session_to_json(const Session& s) {
                 {"hide_first", s.hide_first},
                 {"hide_special", s.hide_special},
                 {"query_combine", s.query_combine},
+                {"weighting", s.weighting},
                 {"overlay", s.overlay},
                 {"overlay_heads", s.overlay_heads},
                 {"model_sort", s.model_sort},
@@ -326,6 +327,7 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get("hide_first", s.hide_first);
   view.get("hide_special", s.hide_special);
   view.get_choice("query_combine", s.query_combine, {"mean", "sum"});
+  view.get_choice("weighting", s.weighting, {"raw", "value-norm"});
   view.get("overlay", s.overlay);
   view.get_indices("overlay_heads", s.overlay_heads, 4096, 4095);
   view.get_summary_key("model_sort", s.model_sort);

@@ -23,6 +23,7 @@
 // and arcs' strongest keys per query, 1-20), "focus_view" ("" or the view filling the window:
 // "heatmap", "arcs", "lines", "meaning", "formula", "model") and "focus_slot" (its sentence,
 // 0-based), "tabs" (the views chosen in the tab regions: any of the focus_view names but "");
+// "weighting" ("raw" | "value-norm": Show → weighted by ‖value‖, core/analysis/value_weighting.h);
 // "display" may add "left_panel" (the controls on the left shown); a text may add
 // "selected_queries" (token indices, several selected queries) and "generation" (the Generate
 // button's settings: {"tokens": N, "temperature": T, "top_k": K, "seed": S}).
@@ -96,6 +97,7 @@ struct Session {
   std::string aggregate;            // "": one head
   bool hide_first = false, hide_special = false;
   std::string query_combine = "mean";  // mean | sum
+  std::string weighting = "raw";       // raw | value-norm
   bool log_scale = false;
   float log_floor = 1e-3f;
   bool overlay = false;            // the lines view overlays several heads

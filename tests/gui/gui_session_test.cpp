@@ -2,6 +2,8 @@
 // reports what the app then shows), what the app shows saves and reopens as the same state, a bad
 // session leaves the app as it was with a message naming file and key, and files dropped on the
 // window open as sessions or model folders.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -186,6 +188,59 @@ TEST(Session, DroppedFilesAndFolders) {
   EXPECT_NE(other.layout["message"].get<std::string>().find("notes.txt"), std::string::npos);
   EXPECT_EQ(other.layout["traces"][0]["text"],
             "she sat on the bank of the river and watched the water");
+}
+
+// Show → weighted by ‖value‖ (issue 27): `--weighting value-norm`, or a session's "weighting",
+// makes every view draw the value-weighted trace. BERT's heatmap holds the float64 reference's
+// value-weighted weights (tools/reference/make_value_norm_golden.py); the command line wins over
+// a session; the setting saves and reopens.
+TEST(Session, ValueWeightingFromTheCommandLineAndTheSession) {
+  const std::string bert = ATTNSCOPE_FIXTURES "/bert-tiny-uncased-f32";
+  if (!std::ifstream(bert + "/vocab.txt")) GTEST_SKIP() << "BERT vocabulary missing";
+  const std::string text = "The cat sat on the MAT.";  // the golden files' first case
+  const nlohmann::json weighted_ref =
+      read_json(ATTNSCOPE_TEST_DATA "/golden/value-norms-bert-tiny-uncased-f32.json")["cases"][0];
+  const nlohmann::json raw_ref =
+      read_json(ATTNSCOPE_TEST_DATA "/golden/bert-tiny-uncased-f32.json")["cases"][0];
+  // The largest difference between the heatmap's weights and layer 0 head 0 of `ref`.
+  auto worst = [](const AppRun& r, const nlohmann::json& ref) {
+    const nlohmann::json* heatmap = test::find_view(r.layout, "heatmap", 0);
+    if (!heatmap || !heatmap->contains("weights")) return 1.0;
+    const nlohmann::json& w = (*heatmap)["weights"];
+    if (w.size() != ref.size()) return 1.0;
+    double d = 0;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      for (std::size_t j = 0; j < w[i].size(); ++j)
+        d = std::max(d, std::abs(w[i][j].get<double>() - ref[i][j].get<double>()));
+    return d;
+  };
+  auto title = [](const AppRun& r) {
+    const nlohmann::json* heatmap = test::find_view(r.layout, "heatmap", 0);
+    return heatmap ? (*heatmap)["title"].get<std::string>() : std::string("(no heatmap)");
+  };
+  const std::string model = "--model " + shell_quote(bert) + " --text " + shell_quote(text);
+  AppRun weighted = run(model + " --weighting value-norm");
+  ASSERT_EQ(weighted.rc, 0) << weighted.stderr_text;
+  EXPECT_EQ(weighted.layout["state"]["view"]["weighting"], "value-norm");
+  EXPECT_NE(title(weighted).find("weighted by"), std::string::npos) << title(weighted);
+  EXPECT_LE(worst(weighted, weighted_ref["value_weighted_attention"][0][0]), 1e-4);
+
+  AppRun raw = run(model);
+  ASSERT_EQ(raw.rc, 0) << raw.stderr_text;
+  EXPECT_EQ(raw.layout["state"]["view"]["weighting"], "raw");
+  EXPECT_EQ(title(raw).find("weighted by"), std::string::npos) << title(raw);
+  EXPECT_LE(worst(raw, raw_ref["attention"][0][0]), 1e-4);
+
+  // Saved, reopened; the command line wins over the session.
+  const std::string file = write("weighted.attnscope", weighted.layout["state"].dump());
+  AppRun reopened = run("--session " + shell_quote(file));
+  ASSERT_EQ(reopened.rc, 0) << reopened.stderr_text;
+  EXPECT_EQ(reopened.layout["state"]["view"]["weighting"], "value-norm");
+  EXPECT_LE(worst(reopened, weighted_ref["value_weighted_attention"][0][0]), 1e-4);
+  AppRun overridden = run("--session " + shell_quote(file) + " --weighting raw");
+  ASSERT_EQ(overridden.rc, 0) << overridden.stderr_text;
+  EXPECT_EQ(overridden.layout["state"]["view"]["weighting"], "raw");
+  EXPECT_LE(worst(overridden, raw_ref["attention"][0][0]), 1e-4);
 }
 
 }  // namespace
