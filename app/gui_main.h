@@ -60,6 +60,11 @@ struct GuiOptions {
   // kept, the cursor at its end) and create this file when the box has the keyboard, so a test
   // driving the visible window with real key events (xdotool) knows when to type.
   std::string ready_file;
+  // Testing aid (hidden option): once the app settled (model loaded, traces shown), the number of
+  // frames drawn since, rewritten after every frame. Scripts that drive the visible window with
+  // real X events wait on it between events (a few frames each) instead of fixed sleeps, which a
+  // machine busy with other work overruns.
+  std::string frame_file;
 };
 
 // Opens the window (or renders headless for --screenshot). Returns the process exit code.

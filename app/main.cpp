@@ -124,6 +124,9 @@ int main(int argc, char** argv) {
   app.add_option("--ready-file", gui.ready_file,
                  "testing: focus sentence 1's text box, then create this file")
       ->group("");
+  app.add_option("--frame-file", gui.frame_file,
+                 "testing: once settled, write the number of frames drawn to this file")
+      ->group("");
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
       ->group("");
   app.add_option("--generate", gui.generate,

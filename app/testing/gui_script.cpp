@@ -131,6 +131,7 @@ GuiScript::GuiScript(const GuiOptions& options)
       generate_tokens_(options.generate),
       ready_file_(options.ready_file),
       ready_(options.ready_file.empty() ? Ready::kNone : Ready::kWaitSettle),
+      frame_file_(options.frame_file),
       typing_(options.type_keys.empty() ? Typing::kNone : Typing::kWaitSettle),
       dropped_(options.drop.empty()),
       generated_(options.generate <= 0) {
@@ -194,6 +195,15 @@ bool GuiScript::inputs_done() const {
 void GuiScript::after_frame(App& app, MainWindow& main_window, int frame, double frame_ms) {
   if (typing_ == Typing::kTyping || typing_ == Typing::kWaitPublish)
     typing_frame_max_ = std::max(typing_frame_max_, frame_ms);
+  if (!frame_file_.empty()) {
+    if (settled_frames_ < 0 && app.settled() && frame >= 2) settled_frames_ = 0;
+    if (settled_frames_ >= 0) {
+      // Replaced whole (a reader never sees a half-written number).
+      const std::string tmp = frame_file_ + ".tmp";
+      std::ofstream(tmp) << ++settled_frames_ << "\n";
+      std::rename(tmp.c_str(), frame_file_.c_str());
+    }
+  }
   if (ready_ == Ready::kWaitSettle && app.settled() && frame >= 2) {
     main_window.focus_text_box = 0;
     ready_ = Ready::kFocusing;

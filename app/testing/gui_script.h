@@ -77,6 +77,8 @@ class GuiScript {
   int generate_tokens_ = 0;  // --generate N (0: none)
   std::string ready_file_;   // --ready-file: written once sentence 1's box has the keyboard
   enum class Ready { kNone, kWaitSettle, kFocusing, kDone } ready_ = Ready::kNone;
+  std::string frame_file_;  // --frame-file: frames drawn since the app settled
+  long settled_frames_ = -1;
 
   Typing typing_ = Typing::kNone;
   int typed_ = 0, keys_injected_ = 0, frames_after_ = 0;

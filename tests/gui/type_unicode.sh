@@ -13,9 +13,12 @@ set -u
 bin=$1 out=$2 text=$3 typed=$4 before=${5:-} clip=${6:-}
 export HOME=$out XDG_CONFIG_HOME=$out/config
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
-"$bin" --window 1280x720 --text "$text" --layout "$out/layout.json" --ready-file "$out/ready" &
+frames=$out/frames
+. "$(dirname "$0")/frames.sh"
+"$bin" --window 1280x720 --text "$text" --layout "$out/layout.json" --ready-file "$out/ready" \
+  --frame-file "$frames" &
 pid=$!
-wid=$(timeout 30 xdotool search --sync --onlyvisible --name attnscope | head -1)
+wid=$(timeout 60 xdotool search --sync --onlyvisible --name attnscope | head -1)
 [ -n "$wid" ] || fail "the window did not appear"
 xkbcomp -w0 "$DISPLAY" "$out/keymap.xkb" || fail "xkbcomp could not read the keymap"
 code=207
@@ -33,18 +36,26 @@ for cp in $(printf '%s' "$typed" | iconv -f UTF-8 -t UTF-32LE | od -An -v -tx4);
   sed -i "s/key <I$code> {[^}]*}/key <I$code> { [ $sym ] }/" "$out/keymap.xkb"
 done
 xkbcomp -w0 "$out/keymap.xkb" "$DISPLAY" || fail "xkbcomp could not load the keymap"
-for _ in $(seq 300); do [ -f "$out/ready" ] && break; sleep 0.1; done
+wait_settled
+for _ in $(seq 1800); do [ -f "$out/ready" ] && break; sleep 0.1; done
 [ -f "$out/ready" ] || fail "the text box never had the keyboard"
 xdotool windowfocus "$wid" || fail "windowfocus"
-sleep 0.3
+wait_frames 3  # the focus change read before the keys
 if [ -n "$clip" ]; then
   printf '%s' "$clip" | xclip -selection clipboard -i || fail "xclip could not set the clipboard"
 fi
-[ -n "$before" ] && xdotool key --delay 100 $before
-[ -n "$typed" ] && xdotool type --delay 150 "$typed"
-sleep 1
-xdotool key ctrl+q
-for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-kill -0 "$pid" 2>/dev/null && fail "Ctrl+Q did not quit"
-wait "$pid" || fail "exit code $?"
+if [ -n "$before" ]; then
+  xdotool key --delay 100 $before
+  # ImGui takes one key event per frame; a paste reaches the box a character per frame (the
+  # typed characters' way, for emoji).
+  n=$(printf '%s' "$clip" | iconv -f UTF-8 -t UTF-32LE | wc -c)
+  wait_frames $((n / 4 * 2 + 4 * $(echo $before | wc -w) + 4))
+fi
+if [ -n "$typed" ]; then
+  # Each character is a key press and release: two events, a frame each.
+  chars=$(printf '%s' "$typed" | iconv -f UTF-8 -t UTF-32LE | wc -c)
+  xdotool type --delay 150 "$typed"
+  wait_frames $((chars / 4 * 3 + 4))
+fi
+quit_app
 echo ok
