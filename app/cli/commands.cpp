@@ -18,6 +18,8 @@ std::unique_ptr<Command> make_download_command();
 std::unique_ptr<Command> make_view_command();
 std::unique_ptr<Command> make_render_command();
 std::unique_ptr<Command> make_heads_command();
+std::unique_ptr<Command> make_predict_command();
+std::unique_ptr<Command> make_lens_command();
 
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> all;
@@ -30,6 +32,8 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   all.push_back(make_view_command());
   all.push_back(make_render_command());
   all.push_back(make_heads_command());
+  all.push_back(make_predict_command());
+  all.push_back(make_lens_command());
   return all;
 }
 

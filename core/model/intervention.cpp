@@ -106,9 +106,11 @@ void check_interventions(const Interventions& iv, int layers, int heads, int tok
     range("head", h.head, heads, item);
   }
   for (const EdgeKnockout& k : iv.knockout) {
-    std::string item = "--knockout " + std::to_string(k.layer);
-    if (k.head >= 0) item += "." + std::to_string(k.head);
-    item += ":" + std::to_string(k.query) + ">" + std::to_string(k.key);
+    // Appended piece by piece: "lit" + std::string trips GCC 12's false -Wstringop-overflow.
+    std::string item = "--knockout ";
+    item.append(std::to_string(k.layer));
+    if (k.head >= 0) item.append(".").append(std::to_string(k.head));
+    item.append(":").append(std::to_string(k.query)).append(">").append(std::to_string(k.key));
     range("layer", k.layer, layers, item);
     if (k.head >= 0) range("head", k.head, heads, item);
     range("query", k.query, tokens, item);
