@@ -20,6 +20,9 @@
 #include "core/backend/cpu/packed_gemm.h"
 #include "core/backend/select.h"
 #include "core/model/decoder/decoder_network.h"
+#include "core/model/decoder/decoder_probe.h"
+#include "core/model/hf/hf_families.h"
+#include "core/model/hf/hub_cache.h"
 #include "core/text/tokenizer.h"
 #include "tests/tools/folder_tokenizer.h"
 
@@ -234,6 +237,53 @@ void BM_Gpt2SmallKeystrokeToTrace(benchmark::State& state) {
   state.counters["tokens"] = static_cast<double>(tokens);
 }
 BENCHMARK(BM_Gpt2SmallKeystrokeToTrace)->Unit(benchmark::kMillisecond);
+
+// Issue 27, what attention does: at 32 tokens, the probe's clean run (the forward pass keeping
+// what interventions resume from), one head switched off at layer 0, 6 and 11 (re-run from that
+// layer only: about (12 - l) / 12 of a pass), and the whole head-effect map (144 ablations).
+std::unique_ptr<Probe> gpt2_probe(int n) {
+  Tokens tokens(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) tokens[static_cast<std::size_t>(i)].id = (i * 7919) % 50257;
+  return make_decoder_probe(gpt2_small(), std::move(tokens), cpu_backend(), nullptr);
+}
+
+void BM_Gpt2SmallProbeCleanRun(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(gpt2_probe(32).get());
+}
+BENCHMARK(BM_Gpt2SmallProbeCleanRun)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_Gpt2SmallAblateOneHead(benchmark::State& state) {
+  const auto probe = gpt2_probe(32);
+  Interventions iv;
+  iv.ablate.push_back({static_cast<int>(state.range(0)), 0});
+  for (auto _ : state) benchmark::DoNotOptimize(probe->logits(iv, 31).data());
+}
+BENCHMARK(BM_Gpt2SmallAblateOneHead)
+    ->Arg(0)
+    ->Arg(6)
+    ->Arg(11)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+void BM_Gpt2SmallHeadEffectMap(benchmark::State& state) {
+  const auto probe = gpt2_probe(32);
+  for (auto _ : state) benchmark::DoNotOptimize(probe->head_effects(13).data());
+}
+BENCHMARK(BM_Gpt2SmallHeadEffectMap)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The same map on the built-in tiny model (assets/tiny_model) at 32 tokens.
+void BM_TinyHeadEffectMap(benchmark::State& state) {
+  const std::filesystem::path folder =
+      std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets/tiny_model";
+  static const DecoderNetwork net = DecoderNetwork::load(
+      folder, decoder_spec_of(read_model_config(folder), folder / "config.json"));
+  Tokens tokens(32);
+  for (int i = 0; i < 32; ++i)
+    tokens[static_cast<std::size_t>(i)].id = (i * 37 + 5) % net.spec().vocab;
+  const auto probe = make_decoder_probe(net, tokens, cpu_backend(), nullptr);
+  for (auto _ : state) benchmark::DoNotOptimize(probe->head_effects(0).data());
+}
+BENCHMARK(BM_TinyHeadEffectMap)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // `--serve [--float-kernel]`: reads token counts from stdin, one per line, runs one forward for
 // each and prints its milliseconds. bench/compare_pytorch.py drives this and a PyTorch process in
