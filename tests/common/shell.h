@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace attnscope::test {
@@ -32,6 +33,20 @@ inline bool one_line_containing(const std::string& output, const std::string& pa
     at = end + 1;
   }
   return false;
+}
+
+// The attnscope binary the build puts beside the test executables (build/bin).
+inline std::filesystem::path app_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "attnscope";
+}
+
+// `attnscope ARGS`: stdout only, or with stderr folded in. (Built with append: `"'" + string`
+// trips GCC 12's false -Wrestrict.)
+inline ShellRun run_app(const std::string& args, bool with_stderr = false) {
+  std::string cmd = "'";
+  cmd.append(app_exe().string()).append("' ").append(args);
+  cmd.append(with_stderr ? " 2>&1" : " 2>/dev/null");
+  return run_shell(cmd);
 }
 
 }  // namespace attnscope::test

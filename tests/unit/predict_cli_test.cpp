@@ -18,20 +18,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path exe() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
-}
-
 std::string llama() {
   return (fs::path(ATTNSCOPE_FIXTURES) / "llama-tiny").string();
 }
 
-// The command line built with append: `"'" + std::string` trips GCC 12's false -Wrestrict.
 test::ShellRun run(const std::string& args, bool with_stderr = false) {
-  std::string cmd = "'";
-  cmd.append(exe().string()).append("' ").append(args);
-  cmd.append(with_stderr ? " 2>&1" : " 2>/dev/null");
-  return test::run_shell(cmd);
+  return test::run_app(args, with_stderr);
 }
 
 json run_json(const std::string& args) {

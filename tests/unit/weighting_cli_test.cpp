@@ -21,15 +21,11 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path exe() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "attnscope";
+  return test::app_exe();
 }
 
-// `stderr` "1" keeps only stdout; "2" folds stderr in (built with append: GCC 12's -Wrestrict).
 test::ShellRun run(const std::string& args, bool with_stderr = false) {
-  std::string cmd = "'";
-  cmd.append(exe().string()).append("' ").append(args);
-  cmd.append(with_stderr ? " 2>&1" : " 2>/dev/null");
-  return test::run_shell(cmd);
+  return test::run_app(args, with_stderr);
 }
 
 // One word the vectors do not know (id -1, norm 0) among ones they do.
