@@ -74,7 +74,7 @@ int most_varied_layer(const HeadSummaries& s, int tokens) {
 }
 
 HeadRef strongest_previous_token_head(const HeadSummaries& s) {
-  HeadRef best;
+  HeadRef best{-1, -1};
   float score = -1;
   for (int l = 0; l < static_cast<int>(s.size()); ++l)
     for (int h = 0; h < static_cast<int>(s[l].size()); ++h)

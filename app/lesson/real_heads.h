@@ -8,6 +8,7 @@
 
 #include "core/analysis/head_summary.h"
 #include "core/model/hf/hf_families.h"
+#include "core/model/intervention.h"  // HeadRef
 
 namespace attnscope {
 
@@ -30,10 +31,8 @@ const char* head_behaviour_short(HeadBehaviour b);  // "previous word": under a 
 // entropy relative to uniform, then by the lower layer. -1 for no layers.
 int most_varied_layer(const HeadSummaries& s, int tokens);
 
-struct HeadRef {
-  int layer = -1, head = -1;
-};
-// The head with the largest previous-token score (the first of equals): where order shows most.
+// The head with the largest previous-token score (the first of equals): where order shows most;
+// layer -1 for no heads.
 HeadRef strongest_previous_token_head(const HeadSummaries& s);
 
 // One or two sentences for a class: how a model of this scheme knows where each word is. `name`

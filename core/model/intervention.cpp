@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/text/unicode.h"
@@ -146,6 +147,49 @@ std::vector<TokenProbability> top_tokens(const Probe& probe, const RowVector& lo
     out.push_back({id, probe.token_text(id), l, std::exp(l)});
   }
   return out;
+}
+
+std::string format_head_list(const std::vector<HeadRef>& heads) {
+  std::string out;
+  for (const HeadRef& h : heads) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(h.layer);
+    out += '.';
+    out += std::to_string(h.head);
+  }
+  return out;
+}
+
+std::string format_knockouts(const std::vector<EdgeKnockout>& knockouts) {
+  std::string out;
+  for (const EdgeKnockout& k : knockouts) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(k.layer);
+    if (k.head >= 0) {
+      out += '.';
+      out += std::to_string(k.head);
+    }
+    out += ':';
+    out += std::to_string(k.query);
+    out += '>';
+    out += std::to_string(k.key);
+  }
+  return out;
+}
+
+Matrix Probe::head_effects(int target, const std::function<void(double)>& progress,
+                           const std::function<bool()>& cancelled) {
+  const int L = layers(), H = heads(), last = static_cast<int>(tokens().size()) - 1;
+  Matrix effect = Matrix::Constant(L, H, std::numeric_limits<float>::quiet_NaN());
+  int done = 0;
+  for (int l = L - 1; l >= 0; --l) {
+    for (int h = 0; h < H; ++h) {
+      if (cancelled && cancelled()) return effect;
+      effect(l, h) = static_cast<float>(head_effect(target, last, {l, h}));
+      if (progress) progress(static_cast<double>(++done) / (L * H));
+    }
+  }
+  return effect;
 }
 
 const Intervenable* intervenable(const Model& model) {

@@ -52,6 +52,9 @@ std::vector<HeadRef> parse_head_list(const std::string& text);
 // Throws UsageError naming the bad part.
 std::vector<EdgeKnockout> parse_knockouts(const std::string& text);
 const char* ablation_mode_name(AblationMode mode);  // "zero" | "mean"
+// The inverses of the parsers: "3.2,1.0" and "2:5>1,2.3:5>1" (sessions store these).
+std::string format_head_list(const std::vector<HeadRef>& heads);
+std::string format_knockouts(const std::vector<EdgeKnockout>& knockouts);
 
 // Throws UsageError naming the first layer, head or token index out of range.
 void check_interventions(const Interventions& iv, int layers, int heads, int tokens);
@@ -91,17 +94,21 @@ class Probe {
   // final norm, the unembedding and any final softcap. [layers + 1 x vocab].
   virtual Matrix lens(int at) = 0;
 
-  // effect(l, h): log-probability of `target` at the last position with head (l, h) zero-ablated
-  // alone, minus the clean one. `progress` gets the fraction done; stops early (returning what it
-  // has, NaN elsewhere) when `cancelled` says so.
-  virtual Matrix head_effects(int target, const std::function<void(double)>& progress = {},
-                              const std::function<bool()>& cancelled = {}) = 0;
+  // The log-probability of `target` as the next token after position `at` (-1: the last) with
+  // head `head` zero-ablated alone, minus the clean one (negative: the head helps).
+  virtual double head_effect(int target, int at, HeadRef head) = 0;
 
-  // dla(l, h) at the last position: the head's output through its slice of the output projection
-  // (bias excluded), through a post-attention norm with the clean denominator frozen (Gemma 2/3),
-  // through the final norm with the clean denominator frozen (LayerNorm: centred), dotted with the
-  // target's unembedding row (before any final softcap).
-  virtual Matrix direct_logit_attribution(int target) = 0;
+  // head_effect of every head at the last position, [layers x heads]. `progress` gets the
+  // fraction done; stops early (returning what it has, NaN elsewhere) when `cancelled` says so.
+  // Later layers first: each costs (L - l) / L of a forward pass, so the cheap ones fill in first.
+  Matrix head_effects(int target, const std::function<void(double)>& progress = {},
+                      const std::function<bool()>& cancelled = {});
+
+  // dla(l, h) at position `at` (-1: the last): the head's output through its slice of the output
+  // projection (bias excluded), through a post-attention norm with the clean denominator frozen
+  // (Gemma 2/3), through the final norm with the clean denominator frozen (LayerNorm: centred),
+  // dotted with the target's unembedding row (before any final softcap).
+  virtual Matrix direct_logit_attribution(int target, int at = -1) = 0;
 };
 
 // A model whose forward pass can be intervened on.
@@ -110,6 +117,11 @@ class Intervenable {
   virtual ~Intervenable() = default;
   // The clean run of `text` (tokenized as Model::tokenize, cut to the model's limit).
   virtual std::unique_ptr<Probe> probe(const std::string& text, Backend& backend) const = 0;
+  // The trace of `text` (as Model::run) with `iv` applied: the weights every view draws are those
+  // of the intervened run (a knocked-out edge is 0 and its row renormalised; the layers after an
+  // ablated head see its change). Throws UsageError as Probe::logits does.
+  virtual AttentionTrace run_intervened(const std::string& text, Backend& backend,
+                                        const Interventions& iv) const = 0;
 };
 
 // The model's Intervenable side, or null (encoders, the lesson model).

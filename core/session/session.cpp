@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/head_summary.h"
+#include "core/model/intervention.h"
 #include "core/trace/aggregate.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_file.h"
@@ -78,6 +79,17 @@ class Reader {
     }
   }
   // A head summary key of core/analysis/head_summary.h, or "" (none).
+  // A string in a syntax `parse` checks (it throws UsageError naming the bad part).
+  template <class Parse>
+  void get_parsed(const std::string& key, std::string& out, Parse parse) const {
+    get(key, out, 1 << 16);
+    if (out.empty()) return;
+    try {
+      parse(out);
+    } catch (const std::exception& e) {
+      fail(key, "a list as on the command line", describe(json(out)) + " (" + e.what() + ")");
+    }
+  }
   void get_summary_key(const std::string& key, std::string& out) const {
     get(key, out, 64);
     if (out.empty()) return;
@@ -183,6 +195,7 @@ std::string session_to_json(const Session& s) {
     if (!t.label.empty()) o["label"] = t.label;
     if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
     if (!t.selected_queries.empty()) o["selected_queries"] = t.selected_queries;
+    if (!t.knockout.empty()) o["knockout"] = t.knockout;
     o["generation"] = {{"tokens", t.generate_tokens},
                        {"temperature", t.temperature},
                        {"top_k", t.top_k},
@@ -223,6 +236,10 @@ std::string session_to_json(const Session& s) {
                 {"model_sort", s.model_sort},
                 {"model_filter", s.model_filter},
                 {"model_filter_min", s.model_filter_min},
+                {"ablate", s.ablate},
+                {"ablate_mode", s.ablate_mode},
+                {"model_marks", s.model_marks},
+                {"target", s.target},
                 {"top_k", s.top_k},
                 {"focus_view", s.focus_view},
                 {"focus_slot", s.focus_slot},
@@ -296,6 +313,7 @@ Session parse_session(const std::string& document, const std::string& file) {
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
       t.get_indices("selected_queries", s.texts[i].selected_queries, kSessionMaxSelectedQueries,
                     1 << 20);
+      t.get_parsed("knockout", s.texts[i].knockout, parse_knockouts);
       Reader g = t.object("generation");
       g.get("tokens", s.texts[i].generate_tokens, 1, kSessionMaxGenerateTokens);
       g.get("temperature", s.texts[i].temperature, 0.0f, kSessionMaxTemperature);
@@ -330,15 +348,24 @@ Session parse_session(const std::string& document, const std::string& file) {
   view.get_choice("weighting", s.weighting, {"raw", "value-norm"});
   view.get("overlay", s.overlay);
   view.get_indices("overlay_heads", s.overlay_heads, 4096, 4095);
-  view.get_summary_key("model_sort", s.model_sort);
+  if (const json* sort = view.find("model_sort"); sort && (*sort == "effect" || *sort == "dla")) {
+    s.model_sort = sort->get<std::string>();
+  } else {
+    view.get_summary_key("model_sort", s.model_sort);
+  }
+  view.get_parsed("ablate", s.ablate, parse_head_list);
+  view.get_choice("ablate_mode", s.ablate_mode, {"zero", "mean"});
+  view.get_choice("model_marks", s.model_marks, {"", "effect", "dla"});
+  view.get("target", s.target, -1, 1 << 30);
   view.get_summary_key("model_filter", s.model_filter);
   view.get("model_filter_min", s.model_filter_min, -1e6f, 1e6f);
   view.get("top_k", s.top_k, 1, kSessionMaxArcsTopK);
   view.get_choice("focus_view", s.focus_view,
-                  {"", "heatmap", "arcs", "lines", "meaning", "formula", "model"});
+                  {"", "heatmap", "arcs", "lines", "meaning", "formula", "lens", "model"});
   view.get("focus_slot", s.focus_slot, 0, kSessionSlots - 1);
   // Every view name (app/ui/layout.h): `--views` may put any of them in the tab regions.
-  view.get_choices("tabs", s.tabs, {"heatmap", "arcs", "lines", "meaning", "formula", "model"});
+  view.get_choices("tabs", s.tabs,
+                   {"heatmap", "arcs", "lines", "meaning", "formula", "lens", "model"});
 
   Reader display = top.object("display");
   display.get_choice("theme", s.theme, {"dark", "light"});

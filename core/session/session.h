@@ -24,6 +24,10 @@
 // "heatmap", "arcs", "lines", "meaning", "formula", "model") and "focus_slot" (its sentence,
 // 0-based), "tabs" (the views chosen in the tab regions: any of the focus_view names but "");
 // "weighting" ("raw" | "value-norm": Show → weighted by ‖value‖, core/analysis/value_weighting.h);
+// "ablate" (heads switched off, "3.2,1.0"), "ablate_mode" ("zero" | "mean"), "model_marks"
+// ("" | "effect" | "dla"; "model_sort" may also be "effect" or "dla") and "target" (the token id
+// effect and dla measure, -1: the top prediction); a text may add "knockout" (its cut edges,
+// "2:5>1,2.3:5>1" as on the command line); "lens" is a view name too;
 // "display" may add "left_panel" (the controls on the left shown); a text may add
 // "selected_queries" (token indices, several selected queries) and "generation" (the Generate
 // button's settings: {"tokens": N, "temperature": T, "top_k": K, "seed": S}).
@@ -64,9 +68,10 @@ struct SessionText {
   std::vector<int> selected_queries;  // several selected query tokens (may be empty)
   // The Generate button's settings (decoders); the defaults are the app's.
   int generate_tokens = 16;
-  float temperature = 0.0f;  // 0: greedy
-  int top_k = 0;             // 0: every token
-  std::int64_t seed = 0;     // 0 to kSessionMaxSeed
+  float temperature = 0.0f;   // 0: greedy
+  int top_k = 0;              // 0: every token
+  std::int64_t seed = 0;      // 0 to kSessionMaxSeed
+  std::string knockout = "";  // edges cut in this text, as `predict --knockout` ("2:5>1,2.3:5>1")
 };
 
 struct Session {
@@ -105,6 +110,11 @@ struct Session {
   // The model view's sort and filter: head summary keys ("": model order / every head).
   std::string model_sort, model_filter;
   float model_filter_min = 0.5f;
+  // What attention does (issue 27): heads switched off ("3.2,1.0", as `predict --ablate`), zero
+  // or mean, the model view's marks ("" | "effect" | "dla"; model_sort may be either too) and the
+  // target token id they measure (-1: the top prediction).
+  std::string ablate, ablate_mode = "zero", model_marks;
+  int target = -1;
 };
 inline constexpr std::size_t kSessionMaxSelectedQueries = 4096;
 // The Generate button's ranges (the timeline view's controls and a session's "generation").

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/intervention.h"
 #include "core/util/atomic_file.h"
 
 namespace attnscope {
@@ -262,6 +263,34 @@ TEST(Session, ModelViewSortAndGenerationSettingsAreCheckedByKey) {
                  "\"texts[0].generation.seed\"", "18446744073709551615");
   expect_refused(with(R"("texts": [{"generation": "greedy"}])"), "\"texts[0].generation\"",
                  "a string");
+}
+
+// Issue 27: heads switched off, edges cut, the model view's effect marks, in the CLI's syntax.
+TEST(Session, InterventionsRoundTripAndBadOnesAreRefusedByKey) {
+  Session s = parse_session(
+      with(R"("view": {"ablate": "2.3,0.1", "ablate_mode": "mean", "model_sort": "effect",
+                       "model_marks": "dla", "target": 3458, "tabs": ["lens"]},
+              "texts": [{"text": "a b c", "knockout": "1:2>0,1.3:2>1"}])"),
+      "x");
+  EXPECT_EQ(s.ablate, "2.3,0.1");
+  EXPECT_EQ(s.ablate_mode, "mean");
+  EXPECT_EQ(s.model_sort, "effect");
+  EXPECT_EQ(s.model_marks, "dla");
+  EXPECT_EQ(s.target, 3458);
+  EXPECT_EQ(s.texts[0].knockout, "1:2>0,1.3:2>1");
+  const Session back = parse_session(session_to_json(s), "back");
+  EXPECT_EQ(back.ablate, s.ablate);
+  EXPECT_EQ(back.texts[0].knockout, s.texts[0].knockout);
+  EXPECT_EQ(back.model_marks, "dla");
+  EXPECT_EQ(back.target, 3458);
+  EXPECT_EQ(format_knockouts(parse_knockouts("1:2>0,1.3:2>1")), "1:2>0,1.3:2>1");
+  EXPECT_EQ(format_head_list(parse_head_list("2.3,0.1")), "2.3,0.1");
+  expect_refused(with(R"("view": {"ablate": "2.x"})"), "\"view.ablate\"", "2.x");
+  expect_refused(with(R"("view": {"ablate": 23})"), "\"view.ablate\"", "an integer 23");
+  expect_refused(with(R"("view": {"ablate_mode": "half"})"), "\"view.ablate_mode\"", "half");
+  expect_refused(with(R"("view": {"model_marks": "beauty"})"), "\"view.model_marks\"", "beauty");
+  expect_refused(with(R"("texts": [{"knockout": "1:2-0"}])"), "\"texts[0].knockout\"", "1:2-0");
+  expect_refused(with(R"("view": {"target": -5})"), "\"view.target\"", "-5");
 }
 
 TEST(Session, HugeAndDeepDocumentsAreRefusedBeforeParsing) {

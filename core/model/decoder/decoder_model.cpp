@@ -112,7 +112,8 @@ class DecoderModel final : public Model,
   // The trace of the prompt alone; leaves its keys and values in `cache` and the last position's
   // logits in `*last_logits` when asked.
   AttentionTrace prompt_trace(const std::string& text, Backend& backend, KvCache& cache,
-                              Matrix* last_logits = nullptr) const {
+                              Matrix* last_logits = nullptr,
+                              const Interventions* iv = nullptr) const {
     const auto t0 = std::chrono::steady_clock::now();
     Tokens tokens = tokenize(text);
     AttentionTrace trace;
@@ -131,6 +132,23 @@ class DecoderModel final : public Model,
         attention_fits_budget(n, n, network_.spec().layers, network_.spec().heads);
     request.keep_attention_inputs = !request.keep_attention;
     request.keep_value_norms = keep_value_norms(network_.spec(), n);
+    std::vector<RowVector> means;
+    if (iv && !iv->empty()) {
+      check_interventions(*iv, network_.spec().layers, network_.spec().heads, n);
+      // A long trace recomputes its weights from Q and K, which knows no cut edge.
+      if (!iv->knockout.empty() && !request.keep_attention)
+        throw UsageError("cutting an edge needs a shorter text (this one's weights are not kept)");
+      if (iv->ablate_mode == AblationMode::kMean && !iv->ablate.empty()) {
+        DecoderRequest clean;
+        clean.keep_attention = false;
+        clean.keep_context = true;
+        KvCache scratch;
+        for (const Matrix& c : network_.forward(token_ids(tokens), scratch, backend, clean).context)
+          means.push_back(c.colwise().mean());
+        request.mean_context = &means;
+      }
+      request.interventions = iv;
+    }
     DecoderOutputs out = network_.forward(token_ids(tokens), cache, backend, request);
     trace.model = info();
     trace.backend = backend.name();
@@ -159,6 +177,12 @@ class DecoderModel final : public Model,
   bool is_end_of_text(int id) const {
     const std::vector<int>& eos = network_.spec().eos_ids;
     return id == tokenizer_->eos_id() || std::find(eos.begin(), eos.end(), id) != eos.end();
+  }
+
+  AttentionTrace run_intervened(const std::string& text, Backend& backend,
+                                const Interventions& iv) const override {
+    KvCache cache;
+    return prompt_trace(text, backend, cache, nullptr, &iv);
   }
 
   std::unique_ptr<Probe> probe(const std::string& text, Backend& backend) const override {

@@ -1,6 +1,7 @@
 #include "core/model/decoder/decoder_probe.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/util/error.h"
 
@@ -68,32 +69,25 @@ class DecoderProbe final : public Probe {
     return network_.unembed(rows, backend_);
   }
 
-  Matrix head_effects(int target, const std::function<void(double)>& progress,
-                      const std::function<bool()>& cancelled) override {
+  double head_effect(int target, int at, HeadRef head) override {
     check_target(target);
-    const int last = static_cast<int>(ids_.size()) - 1, L = layers(), H = heads();
-    const double clean = log_softmax(logits({}, last, nullptr))[static_cast<std::size_t>(target)];
-    Matrix effect = Matrix::Constant(L, H, std::numeric_limits<float>::quiet_NaN());
-    // Later layers first: each costs (L - l) / L of a forward pass, so the cheap ones fill in
-    // while the expensive ones wait.
-    int done = 0;
-    for (int l = L - 1; l >= 0; --l) {
-      for (int h = 0; h < H; ++h) {
-        if (cancelled && cancelled()) return effect;
-        Interventions iv;
-        iv.ablate.push_back({l, h});
-        effect(l, h) = static_cast<float>(
-            log_softmax(logits(iv, last, nullptr))[static_cast<std::size_t>(target)] - clean);
-        if (progress) progress(static_cast<double>(++done) / (L * H));
-      }
+    if (at < 0) at = static_cast<int>(ids_.size()) - 1;
+    check_position(at);
+    if (clean_at_ != at) {  // the clean log-probabilities of the newest position asked about
+      clean_logprobs_ = log_softmax(logits({}, at, nullptr));
+      clean_at_ = at;
     }
-    return effect;
+    Interventions iv;
+    iv.ablate.push_back(head);
+    const auto t = static_cast<std::size_t>(target);
+    return log_softmax(logits(iv, at, nullptr))[t] - clean_logprobs_[t];
   }
 
-  Matrix direct_logit_attribution(int target) override {
+  Matrix direct_logit_attribution(int target, int at) override {
     check_target(target);
     const DecoderSpec& s = network_.spec();
-    const int at = static_cast<int>(ids_.size()) - 1;
+    if (at < 0) at = static_cast<int>(ids_.size()) - 1;
+    check_position(at);
     // The final norm as a linear map with the clean run's denominator frozen.
     const Eigen::RowVectorXd x_final = residuals_.back().row(at).cast<double>();
     const DecoderNetwork::HostNorm fn = network_.final_norm(backend_);
@@ -148,6 +142,8 @@ class DecoderProbe final : public Probe {
   std::vector<int> ids_;
   std::vector<Matrix> residuals_, context_, attention_output_;
   std::vector<RowVector> means_;
+  int clean_at_ = -1;  // the position of clean_logprobs_
+  std::vector<double> clean_logprobs_;
 };
 
 }  // namespace
