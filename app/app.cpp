@@ -51,6 +51,7 @@ void App::submit(int slot) {
   SlotState& s = state.slots[slot];
   ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
   job.weighting = job_weighting();
+  job.interventions = interventions(slot);
   s.submitted_id = job.id;
   if (!state.model) return;  // computed once a model arrives
   worker_.submit(slot, std::move(job));
@@ -74,8 +75,125 @@ bool App::settled() const {
   for (int s = 0; s < kSlots; ++s) {
     auto r = worker_.result(s);
     if (!r || r->id != state.slots[s].submitted_id || worker_.generating(s)) return false;
+    if (worker_.probing(s)) return false;  // the next token, lens or effect map is on its way
   }
   return true;
+}
+
+Interventions App::interventions(int slot) const {
+  Interventions iv;
+  if (!state.model || !intervenable(*state.model)) return iv;
+  const InterventionState& is = state.interventions;
+  const ModelInfo& info = state.model_info;
+  for (const HeadRef& h : is.ablated)
+    if (h.layer < info.layers && h.head < info.heads) iv.ablate.push_back(h);
+  iv.ablate_mode = is.mode;
+  // Cut edges follow the token positions they were cut between; the worker leaves out those
+  // beyond the text (kept here: an edit that removes a token and brings it back restores them).
+  for (const EdgeKnockout& k : state.slots[slot].knockouts)
+    if (k.layer < info.layers && k.head < info.heads) iv.knockout.push_back(k);
+  return iv;
+}
+
+void App::drop_foreign_interventions() {
+  const ModelInfo& info = state.model_info;
+  std::string dropped;
+  std::erase_if(state.interventions.ablated, [&](const HeadRef& h) {
+    const bool out = h.layer >= info.layers || h.head >= info.heads || !intervenable(*state.model);
+    if (out) dropped += " L" + std::to_string(h.layer) + ".H" + std::to_string(h.head);
+    return out;
+  });
+  for (SlotState& slot : state.slots)
+    std::erase_if(slot.knockouts, [&](const EdgeKnockout& k) {
+      const bool out =
+          k.layer >= info.layers || k.head >= info.heads || !intervenable(*state.model);
+      if (out)
+        dropped += " L" + std::to_string(k.layer) + ":" + std::to_string(k.query) + ">" +
+                   std::to_string(k.key);
+      return out;
+    });
+  if (dropped.empty()) return;
+  state.message = "not in " + info.name + " (" + std::to_string(info.layers) + " layers \xC3\x97 " +
+                  std::to_string(info.heads) + " heads" +
+                  (intervenable(*state.model) ? "" : ", and it cannot be intervened on") +
+                  "), left out:" + dropped;
+  state.message_is_error = true;
+}
+
+void App::toggle_ablation(int layer, int head) {
+  std::vector<HeadRef>& a = state.interventions.ablated;
+  const HeadRef h{layer, head};
+  if (auto it = std::find(a.begin(), a.end(), h); it != a.end()) {
+    a.erase(it);
+  } else {
+    a.push_back(h);
+    std::sort(a.begin(), a.end(), [](const HeadRef& x, const HeadRef& y) {
+      return x.layer != y.layer ? x.layer < y.layer : x.head < y.head;
+    });
+  }
+  submit_all();
+}
+
+void App::toggle_knockout(int slot, const EdgeKnockout& edge) {
+  std::vector<EdgeKnockout>& ks = state.slots[slot].knockouts;
+  const auto same = [&](const EdgeKnockout& k) {
+    return k.layer == edge.layer && k.head == edge.head && k.query == edge.query &&
+           k.key == edge.key;
+  };
+  if (auto it = std::find_if(ks.begin(), ks.end(), same); it != ks.end())
+    ks.erase(it);
+  else
+    ks.push_back(edge);
+  submit(slot);
+}
+
+void App::clear_interventions() {
+  state.interventions.ablated.clear();
+  for (SlotState& s : state.slots) s.knockouts.clear();
+  submit_all();
+}
+
+bool App::wants_effects() const {
+  const AppState& st = state;
+  return st.model_view && !st.interventions.effects_cancelled &&
+         (st.model_sort == "effect" || st.model_sort == "dla" || !st.model_colour.empty());
+}
+
+int App::effects_position(int slot) const {
+  const auto& r = state.slots[slot].result;
+  if (!r || !r->trace || r->trace->tokens.empty()) return -1;
+  const int locked = state.slots[slot].locked_token;
+  const int n = static_cast<int>(r->trace->tokens.size());
+  return locked >= 0 && locked < n ? locked : n - 1;
+}
+
+void App::submit_probes() {
+  for (int s = 0; s < kSlots; ++s) {
+    const auto& r = state.slots[s].result;
+    // Decoders only, on a computed prompt (a generation's trace is the generator's own).
+    if (!state.model || !intervenable(*state.model) || !r || !r->trace || r->generation ||
+        r->trace->tokens.empty() || (s == 1 && !state.show_second))
+      continue;
+    ProbeJob job;
+    job.model = state.model;
+    job.backend = state.backend;
+    job.text = r->text;
+    job.interventions = r->interventions;  // what the views show
+    job.at = focused_token(state, s);
+    job.effects = wants_effects() && s == (state.show_second ? state.model_view_slot : 0);
+    job.effects_at = effects_position(s);
+    job.target = state.interventions.target;
+    // Equal jobs are not sent again: the hover moving within a token, every frame.
+    std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(job.model.get())) + "/" +
+                      std::to_string(reinterpret_cast<std::uintptr_t>(job.backend.get())) + "/" +
+                      interventions_key(job.interventions) + "/" + std::to_string(job.at) + "/" +
+                      std::to_string(job.effects) + "/" + std::to_string(job.effects_at) + "/" +
+                      std::to_string(job.target) + "/" + job.text;
+    if (key == probe_key_[s]) continue;
+    probe_key_[s] = std::move(key);
+    job.id = state.slots[s].next_id++;
+    worker_.submit_probe(s, std::move(job));
+  }
 }
 
 void App::generate(int slot) {
@@ -189,6 +307,17 @@ void App::update() {
       state.model_info = loaded->info;
       state.model_spec = loaded->label;
       state.model_error.clear();
+      // Heads and edges of the previous model mean nothing in this one; the first model keeps
+      // those asked for at start (--ablate, --knockout), if it has them.
+      if (!keep_interventions_) {
+        state.interventions.ablated.clear();
+        state.interventions.target = -1;
+        state.interventions.target_input.clear();
+        for (SlotState& slot : state.slots) slot.knockouts.clear();
+      } else {
+        drop_foreign_interventions();
+        keep_interventions_ = false;
+      }
       const ModelInfo& info = state.model_info;
       // While a newer load is on its way (a session opened at startup, while the default model
       // was still loading), keep the layer and head it asked for: clamping them to this model
@@ -215,6 +344,14 @@ void App::update() {
     auto r = worker_.result(s);
     if (r != state.slots[s].result) {
       state.slots[s].result = r;
+      if (r && r->interventions_refused) {
+        // An edge cut or a head switched off that the model refused: taken back, with its reason.
+        state.interventions.ablated = r->interventions.ablate;
+        state.slots[s].knockouts = r->interventions.knockout;
+        state.message = r->error;
+        state.message_is_error = true;
+        submit(s);
+      }
       on_trace(s);
     }
   }
@@ -222,6 +359,7 @@ void App::update() {
   state.focus.last_hover_slot = state.focus.hover_slot;
   state.focus.last_hover_token = state.focus.hover_token;
   state.focus.hover_slot = state.focus.hover_token = -1;
+  submit_probes();  // after the focus of this frame is known
 }
 
 void App::on_trace(int slot) {

@@ -2,6 +2,7 @@
 // The application's non-GL core: state, the compute worker, the model loader, and the actions the
 // controls call (open a model, change options, load a preset). The frame loop lives in
 // gui_main.cpp, the drawing in ui/main_window.cpp and views/.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -66,8 +67,32 @@ class App {
     return worker_.result(worker_slot);
   }
 
+  // What attention does (issue 27). The interventions slot's jobs apply: the heads switched off
+  // and the slot's cut edges that lie inside its newest trace. Toggling one resubmits; an edge cut
+  // the model refuses (its row would have no key left) is taken back with the model's message.
+  Interventions interventions(int slot) const;
+  void toggle_ablation(int layer, int head);
+  void toggle_knockout(int slot, const EdgeKnockout& edge);
+  void clear_interventions();
+  // The interventions set now (a session, --ablate) are for the model being opened: its load
+  // keeps those it has instead of clearing them all.
+  void keep_interventions_for_next_model() { keep_interventions_ = true; }
+  // The next token, lens and effect map of a sentence (app/probe_jobs.h), kept up to date with its
+  // text, interventions and focus by update().
+  std::shared_ptr<const ProbeResult> probe_result(int slot) const {
+    return worker_.probe_result(slot);
+  }
+  bool probing(int slot) const { return worker_.probing(slot); }
+  // The model view sorts or colours by effect or dla (and the user has not stopped the map).
+  bool wants_effects() const;
+  // The position the effect map and dla are for: the locked token of the model view's sentence,
+  // else its last token.
+  int effects_position(int slot) const;
+
   LoadProgress load_progress() const { return loader_.progress(); }
-  bool computing() const { return worker_.busy(0) || worker_.busy(1); }
+  bool computing() const {
+    return worker_.busy(0) || worker_.busy(1) || worker_.probing(0) || worker_.probing(1);
+  }
   std::uint64_t computed_jobs() const { return worker_.completed(); }
   // True once every slot's newest submitted job has a published result (a generation: its last
   // step).
@@ -75,6 +100,12 @@ class App {
 
  private:
   void on_trace(int slot);
+  // Heads and edges (asked for at start) that the model just loaded lacks: dropped, and said.
+  void drop_foreign_interventions();
+  void submit_probes();  // the probe job each sentence needs now, when it changed
+  std::array<std::string, kSlots> probe_key_;
+  bool keep_interventions_ = true;    // the first model keeps what the command line asked for  //
+                                      // what each slot's newest probe job asked
   std::string job_weighting() const;  // "value-norm" when Show → weighted by ‖value‖ is on
   Worker worker_;
   bool submitted_value_weighted_ = false;  // what the jobs in flight were asked to weigh

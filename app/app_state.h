@@ -10,6 +10,7 @@
 #include "app/views/shown_matrix.h"
 #include "app/worker.h"
 #include "core/backend/backend.h"
+#include "core/model/intervention.h"
 #include "core/model/lesson/lesson_model.h"
 #include "core/model/model.h"
 
@@ -28,6 +29,18 @@ struct SlotState {
   GenerationOptions generation{.max_new_tokens = 16, .predictions = 10};
   bool follow_generation = true;
   std::vector<int> selected_queries;  // several query tokens (shift-click / drag), sorted
+  // Edges cut in this sentence (Ctrl+click a heatmap cell or an arc): its token indices.
+  std::vector<EdgeKnockout> knockouts;
+};
+
+// What the window asks of the model besides the weights (issue 27): heads switched off (every
+// sentence), the model view's effect and dla, and for which target token.
+struct InterventionState {
+  std::vector<HeadRef> ablated;  // sorted by layer, head
+  AblationMode mode = AblationMode::kZero;
+  int target = -1;  // the token whose probability effect and dla measure (-1: the top prediction)
+  std::string target_input;        // what the user typed to pick it
+  bool effects_cancelled = false;  // the effect map was stopped; Recompute starts it again
 };
 
 // The focus is shared by every view: hovering any view focuses that token everywhere (this frame),
@@ -94,7 +107,11 @@ struct AppState {
   // The model view's sort and filter, as head summary keys (core/analysis/head_summary.h; "":
   // the model's head order / every head) so a saved session names them.
   std::string model_sort, model_filter;
+  // The model view's thumbnails marked by "effect" or "dla" (issue 27; "": not marked).
+  std::string model_colour;
   float model_filter_min = 0.5f;
+
+  InterventionState interventions;
 
   LessonMode lesson_mode;
   std::string session_path;  // the session file last opened or saved (empty: none)

@@ -247,6 +247,10 @@ int apply_start_options(const GuiOptions& options, const Settings& settings,
   if (!options.weighting.empty())
     app.state.shown.value_weighted = options.weighting == kValueNormWeighting;
   if (options.focus) prefs.focus_slot = options.focus_slot, prefs.focus_view = *options.focus;
+  // Checked against the model once it loaded (App::update); the syntax was checked by CLI11.
+  if (!options.ablate.empty()) app.state.interventions.ablated = parse_head_list(options.ablate);
+  if (options.ablate_mode == "mean") app.state.interventions.mode = AblationMode::kMean;
+  if (!options.knockout.empty()) app.state.slots[0].knockouts = parse_knockouts(options.knockout);
   if (options.hide_panel) prefs.left_panel = false;
   if (!options.tabs.empty()) prefs.tabs = options.tabs, prefs.select_tabs = true;
   if (options.lesson_step > 0) {

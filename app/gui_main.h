@@ -26,6 +26,9 @@ struct GuiOptions {
   std::string theme;        // "dark" | "light"; empty: remembered
   std::string weighting;    // "raw" | "value-norm" (Show → weighted by ‖value‖); empty: as is
   float font_scale = 0;     // the presentation scale (0.5..2.5); 0: remembered
+  // Heads switched off and sentence 1's edges cut at start (--ablate, --ablate-mode, --knockout;
+  // core/model/intervention.h's syntax), as Alt+click and Ctrl+click would.
+  std::string ablate, ablate_mode, knockout;
   // Start with this view of sentence `focus_slot` filling the window (--focus VIEW[:SENTENCE]).
   std::optional<ViewId> focus;
   int focus_slot = 0;

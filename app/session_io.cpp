@@ -4,6 +4,7 @@
 
 #include "app/lesson/lesson_steps.h"
 #include "app/ui/colormap.h"
+#include "core/model/intervention.h"
 #include "core/trace/trace_model.h"
 
 namespace attnscope {
@@ -28,6 +29,7 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
     s.texts[i].label = st.slots[i].label;
     s.texts[i].selected_token = st.slots[i].locked_token;
     s.texts[i].selected_queries = st.slots[i].selected_queries;
+    s.texts[i].knockout = format_knockouts(st.slots[i].knockouts);
     const GenerationOptions& g = st.slots[i].generation;
     s.texts[i].generate_tokens = g.max_new_tokens;
     s.texts[i].temperature = g.temperature;
@@ -70,6 +72,10 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.model_sort = st.model_sort;
   s.model_filter = st.model_filter;
   s.model_filter_min = st.model_filter_min;
+  s.ablate = format_head_list(st.interventions.ablated);
+  s.ablate_mode = ablation_mode_name(st.interventions.mode);
+  s.model_marks = st.model_colour;
+  s.target = st.interventions.target;
   return s;
 }
 
@@ -109,6 +115,8 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
     slot.label = s.texts[i].label;
     slot.locked_token = s.texts[i].selected_token;  // kept in range when the trace arrives
     slot.selected_queries = s.texts[i].selected_queries;
+    slot.knockouts.clear();  // checked by read_session
+    if (!s.texts[i].knockout.empty()) slot.knockouts = parse_knockouts(s.texts[i].knockout);
     slot.preferred_word.clear();
     slot.generation.max_new_tokens = s.texts[i].generate_tokens;
     slot.generation.temperature = s.texts[i].temperature;
@@ -133,6 +141,13 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   st.model_sort = s.model_sort;
   st.model_filter = s.model_filter;
   st.model_filter_min = s.model_filter_min;
+  st.model_colour = s.model_marks;
+  st.interventions.ablated.clear();
+  if (!s.ablate.empty()) st.interventions.ablated = parse_head_list(s.ablate);
+  st.interventions.mode = s.ablate_mode == "mean" ? AblationMode::kMean : AblationMode::kZero;
+  st.interventions.target = s.target;
+  st.interventions.target_input = s.target >= 0 ? std::to_string(s.target) : "";
+  app.keep_interventions_for_next_model();  // the session's model, once it loads
   st.lesson = s.lesson;
   st.lesson_mode.unscaled = s.lesson_unscaled;
   st.lesson_mode.predict = s.lesson_predict;

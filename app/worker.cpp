@@ -7,6 +7,7 @@
 
 #include "core/analysis/value_weighting.h"
 #include "core/trace/trace_check.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 
@@ -89,52 +90,88 @@ void Worker::publish(int slot, std::shared_ptr<ComputeResult> result) {
   if (on_publish_) on_publish_(slot, std::move(published));
 }
 
+void Worker::submit_probe(int slot, ProbeJob job) {
+  {
+    std::lock_guard lock(mutex_);
+    probe_pending_[slot] = std::move(job);
+  }
+  wake_.notify_one();
+}
+
+bool Worker::probing(int slot) const {
+  std::lock_guard lock(mutex_);
+  return probe_pending_[slot].has_value() || probe_running_[slot] || probe_stepping_[slot];
+}
+
+void Worker::publish_probe(int slot, std::shared_ptr<ProbeResult> result) {
+  if (result) probe_results_[slot].store(std::shared_ptr<const ProbeResult>(std::move(result)));
+}
+
 void Worker::loop() {
+  // What a turn of the loop does, most urgent first: a trace (an edit, a new model), a probe job
+  // (the focus moved), a generation step, one layer of an effect map.
+  enum class Turn { kJob, kProbe, kStep, kEffects };
   for (;;) {
     ComputeJob job;
+    ProbeJob probe_job;
     int slot = -1;
-    bool step = false;
+    Turn turn = Turn::kJob;
     {
       std::unique_lock lock(mutex_);
-      // Slots take turns: the first one after the slot computed last that has a job waiting,
-      // else (none waits) that has a generation to step.
-      const auto next_slot = [&](const auto& has) {
+      // Slots take turns: the first one after the slot computed last that has work of a kind.
+      const auto next_slot = [&](int count, const auto& has) {
         for (int k = 1; k <= kWorkerSlots; ++k) {
           const int s = (last_slot_ + k) % kWorkerSlots;
-          if (has(s)) return s;
+          if (s < count && has(s)) return s;
         }
         return -1;
       };
       const auto has_pending = [&](int s) { return pending_[s].has_value(); };
+      const auto has_probe = [&](int s) { return probe_pending_[s].has_value(); };
       const auto has_active = [&](int s) { return active_[s].has_value(); };
-      wake_.wait(
-          lock, [&] { return stop_ || next_slot(has_pending) >= 0 || next_slot(has_active) >= 0; });
+      const auto has_effects = [&](int s) { return probe_stepping_[s]; };
+      const auto choose = [&] {
+        if ((slot = next_slot(kWorkerSlots, has_pending)) >= 0) return turn = Turn::kJob, true;
+        if ((slot = next_slot(kSlots, has_probe)) >= 0) return turn = Turn::kProbe, true;
+        if ((slot = next_slot(kWorkerSlots, has_active)) >= 0) return turn = Turn::kStep, true;
+        if ((slot = next_slot(kSlots, has_effects)) >= 0) return turn = Turn::kEffects, true;
+        return false;
+      };
+      wake_.wait(lock, [&] { return stop_ || choose(); });
       if (stop_) return;
-      slot = next_slot(has_pending);
-      if (slot >= 0) {
+      if (turn == Turn::kJob) {
         job = std::move(*pending_[slot]);
         pending_[slot].reset();
         active_[slot].reset();  // a newer job of this slot ends its generation
+        running_[slot] = true;
+      } else if (turn == Turn::kProbe) {
+        probe_job = std::move(*probe_pending_[slot]);
+        probe_pending_[slot].reset();
+        probe_running_[slot] = true;
+      } else if (turn == Turn::kStep) {
+        running_[slot] = true;  // generations take turns one step at a time: both sentences move
       } else {
-        // Generations take turns one step at a time, so both sentences move.
-        slot = next_slot(has_active);
-        step = true;
+        probe_running_[slot] = true;
       }
-      if (slot < 0) continue;  // not reached: the wait ended on a job or a generation
-      running_[slot] = true;
     }
     last_slot_ = slot;
-    if (step)
-      run_step(slot);
-    else
-      run_job(slot, std::move(job));
-    completed_.fetch_add(1);
-    {
+    if (turn == Turn::kJob || turn == Turn::kStep) {
+      if (turn == Turn::kStep)
+        run_step(slot);
+      else
+        run_job(slot, std::move(job));
+      completed_.fetch_add(1);
       std::lock_guard lock(mutex_);
       running_[slot] = false;
       if (!active_[slot] && !(pending_[slot] && pending_[slot]->generate))
         generating_[slot] = false;
+      continue;
     }
+    ProbeRunner& runner = probe_runners_[static_cast<std::size_t>(slot)];
+    publish_probe(slot, turn == Turn::kProbe ? runner.start(probe_job) : runner.step());
+    std::lock_guard lock(mutex_);
+    probe_running_[slot] = false;
+    probe_stepping_[slot] = runner.stepping();
   }
 }
 
@@ -142,7 +179,10 @@ void Worker::run_job(int slot, ComputeJob job) {
   auto result = std::make_shared<ComputeResult>();
   result->id = job.id;
   result->text = job.text;
-  if (auto previous = results_[slot].load()) result->trace = previous->trace;
+  if (auto previous = results_[slot].load()) {
+    result->trace = previous->trace;
+    result->interventions = previous->interventions;
+  }
   try {
     if (!job.model) throw std::runtime_error("no model is loaded");
     auto start = std::chrono::steady_clock::now();
@@ -173,7 +213,24 @@ void Worker::run_job(int slot, ComputeJob job) {
       }
       stop_requested_[slot] = false;
     } else {
-      auto trace = std::make_shared<AttentionTrace>(job.model->run(job.text, *job.backend));
+      const Intervenable* iv_model = intervenable(*job.model);
+      if (iv_model && !job.interventions.knockout.empty()) {
+        // Edges cut between positions this text does not have wait (unapplied) for them.
+        const int n = static_cast<int>(job.model->tokenize(job.text).size());
+        std::erase_if(job.interventions.knockout,
+                      [n](const EdgeKnockout& k) { return k.query >= n || k.key >= n; });
+      }
+      const bool intervene = iv_model && !job.interventions.empty();
+      AttentionTrace computed;
+      try {
+        computed = intervene ? iv_model->run_intervened(job.text, *job.backend, job.interventions)
+                             : job.model->run(job.text, *job.backend);
+      } catch (const UsageError&) {
+        result->interventions_refused = intervene;
+        throw;
+      }
+      auto trace = std::make_shared<AttentionTrace>(std::move(computed));
+      result->interventions = intervene ? job.interventions : Interventions{};
       check_attention_rows(*trace);  // a broken model's NaN rows never reach a view
       apply_job_weighting(*trace, job.weighting);
       if (trace->compute_ms <= 0.0) trace->compute_ms = ms_since(start);

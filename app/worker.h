@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "app/probe_jobs.h"
 #include "core/analysis/head_summary.h"
 #include "core/backend/backend.h"
 #include "core/model/lesson/lesson_model.h"
@@ -41,6 +42,9 @@ struct ComputeJob {
   // "value-norm": publish value-weighted traces (core/analysis/value_weighting.h) when the model
   // gives its value norms (the Show panel offers it only then); without them, raw ones.
   std::string weighting = "raw";
+  // Heads switched off and edges cut (issue 27): the trace is the intervened run's
+  // (Intervenable::run_intervened); ignored by models that cannot be intervened on.
+  Interventions interventions = {};
 };
 
 // Where a generation job stands in the result it published.
@@ -69,6 +73,11 @@ struct ComputeResult {
   std::shared_ptr<const std::vector<std::vector<HeadSummary>>> head_summaries;
   // Set for a generation job: its progress (trace holds the prompt and every step so far).
   std::optional<GenerationState> generation;
+  // The interventions `trace` was computed under (kept with it when a newer job failed), and
+  // whether this job failed because of its own (an edge cut that empties a row): the window then
+  // takes them back.
+  Interventions interventions;
+  bool interventions_refused = false;
 };
 
 class Worker {
@@ -92,6 +101,15 @@ class Worker {
   // Ends the generation of `slot` before its next step; it publishes a last result with
   // GenerationState::stopped. Nothing happens when none runs.
   void stop_generation(int slot);
+  // Next token, lens and head effects of a sentence (app/probe_jobs.h), slots 0..kSlots-1. A
+  // newer job replaces a waiting one; the effect map goes on one layer per turn after the traces
+  // and generation steps, and a newer job carries it over when it asks for the same map.
+  void submit_probe(int slot, ProbeJob job);
+  std::shared_ptr<const ProbeResult> probe_result(int slot) const {
+    return probe_results_[slot].load();
+  }
+  // A probe job of `slot` waits or runs, or its effect map is not complete.
+  bool probing(int slot) const;
   // How many jobs ran to completion (success or error), over all slots: coalescing makes this
   // smaller than the number of submits while typing fast.
   std::uint64_t completed() const { return completed_.load(); }
@@ -107,6 +125,7 @@ class Worker {
   void run_job(int slot, ComputeJob job);
   void run_step(int slot);
   void publish(int slot, std::shared_ptr<ComputeResult> result);
+  void publish_probe(int slot, std::shared_ptr<ProbeResult> result);
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -118,6 +137,11 @@ class Worker {
   bool stop_ = false;
   std::array<std::atomic<std::shared_ptr<const ComputeResult>>, kWorkerSlots> results_;
   std::atomic<std::uint64_t> completed_{0};
+  std::array<std::optional<ProbeJob>, kSlots> probe_pending_;
+  std::array<bool, kSlots> probe_running_{};
+  std::array<bool, kSlots> probe_stepping_{};      // its runner has more of an effect map to do
+  std::array<ProbeRunner, kSlots> probe_runners_;  // worker thread only
+  std::array<std::atomic<std::shared_ptr<const ProbeResult>>, kSlots> probe_results_;
   PublishHook on_publish_;
   int last_slot_ = kWorkerSlots - 1;  // worker thread only
   std::thread thread_;

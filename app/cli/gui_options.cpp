@@ -5,6 +5,7 @@
 #include "app/testing/gui_script.h"
 #include "app/views/controls_panel.h"
 #include "core/analysis/value_weighting.h"
+#include "core/model/intervention.h"
 
 namespace attnscope {
 
@@ -79,6 +80,26 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
                   "raw, or value-norm: every view shows each weight times the size of what its "
                   "key moves through the head, rows renormalised (Show > weighted by ||value||)")
       ->check(CLI::IsMember(weighting_names()));
+  const auto usage_check = [](auto parse) {
+    return [parse](const std::string& v) {
+      try {
+        parse(v);
+        return std::string();
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+    };
+  };
+  app->add_option("--ablate", gui.ablate,
+                  "start with these heads switched off, e.g. 1.0,3.2 (layer.head, from 0; "
+                  "decoders; Alt+click in the model view)")
+      ->check(usage_check(parse_head_list));
+  app->add_option("--ablate-mode", gui.ablate_mode, "a head switched off gives zero or its mean")
+      ->check(CLI::IsMember({"zero", "mean"}));
+  app->add_option("--knockout", gui.knockout,
+                  "start with these edges of sentence 1 cut, e.g. '2:5>1' (layer 2, every head, "
+                  "query 5 to key 1) or '2.3:5>1' (head 3); quote it in a shell (Ctrl+click)")
+      ->check(usage_check(parse_knockouts));
 }
 
 }  // namespace attnscope

@@ -11,9 +11,9 @@ struct ViewNames {
   const char* name;
   const char* title;
 };
-constexpr ViewNames kViewNames[kViewCount] = {{"heatmap", "Heatmap"}, {"arcs", "Arcs"},
-                                              {"lines", "Lines"},     {"meaning", "Meaning"},
-                                              {"formula", "Formula"}, {"model", "Model view"}};
+constexpr ViewNames kViewNames[kViewCount] = {
+    {"heatmap", "Heatmap"}, {"arcs", "Arcs"},       {"lines", "Lines"},     {"meaning", "Meaning"},
+    {"formula", "Formula"}, {"lens", "Logit lens"}, {"model", "Model view"}};
 
 constexpr float kGapLines = 0.4f;  // between panes, in font sizes
 
@@ -70,9 +70,9 @@ void layout_stage(const Rect& stage, float base_font, float grid_cap, float chro
   out.beside = beside >= below;
   out.grid_side = std::max(base_font * 4, std::max(beside, below));
   const std::vector<ViewId> words = {ViewId::kArcs, ViewId::kLines};
-  const std::vector<ViewId> numbers = {ViewId::kMeaning, ViewId::kFormula};
+  const std::vector<ViewId> numbers = {ViewId::kMeaning, ViewId::kFormula, ViewId::kLens};
   const std::vector<ViewId> all = {ViewId::kArcs, ViewId::kLines, ViewId::kMeaning,
-                                   ViewId::kFormula};
+                                   ViewId::kFormula, ViewId::kLens};
   out.regions.clear();
   if (out.beside) {
     const float pane_w = std::min(stage.w, out.grid_side + chrome_w);

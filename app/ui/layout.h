@@ -26,7 +26,7 @@ struct Rect {
 
 // The views a pane can hold. The order is the order of their tabs.
 // kModel is the "Model view" tab's grid (focus mode only: it has no place in the regions).
-enum class ViewId { kHeatmap, kArcs, kLines, kMeaning, kFormula, kModel, kCount };
+enum class ViewId { kHeatmap, kArcs, kLines, kMeaning, kFormula, kLens, kModel, kCount };
 inline constexpr int kViewCount = static_cast<int>(ViewId::kCount);
 const char* view_name(ViewId id);   // "heatmap", "arcs", … (layout file, sessions)
 const char* view_title(ViewId id);  // "Heatmap", "Arcs", … (tabs)

@@ -11,6 +11,7 @@
 #include "app/ui/sentence_box.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
+#include "app/views/next_token_view.h"
 
 namespace attnscope {
 
@@ -43,6 +44,13 @@ ViewContext make_context(App& app, const Fonts& fonts, int slot, nlohmann::json*
   }
   ctx.focus = focused_token(app.state, slot);
   if (ctx.trace && ctx.focus >= static_cast<int>(ctx.trace->tokens.size())) ctx.focus = -1;
+  ctx.probe = app.probe_result(slot);
+  ctx.probe_pending = app.probing(slot);
+  if (st.model && intervenable(*st.model)) {
+    ctx.toggle_ablation = [&app](int layer, int head) { app.toggle_ablation(layer, head); };
+    ctx.toggle_knockout = [&app, slot](const EdgeKnockout& e) { app.toggle_knockout(slot, e); };
+    ctx.clear_interventions = [&app] { app.clear_interventions(); };
+  }
   return ctx;
 }
 
@@ -287,6 +295,9 @@ void MainWindow::DrawView(ViewId view, ViewContext& ctx, ColormapRenderer& rende
     case ViewId::kFormula:
       formulas[ctx.slot].Draw(ctx);
       break;
+    case ViewId::kLens:
+      lenses[ctx.slot].Draw(ctx);
+      break;
     case ViewId::kModel:
       model_view.Draw(ctx, renderer, size);
       break;
@@ -357,6 +368,14 @@ void MainWindow::DrawHeatmapPane(ViewContext& ctx, ColormapRenderer& renderer, U
                                           : "(nothing to show)";
   if (ctx.shown && ctx.shown_pending)  // a long trace's head is being computed off the UI thread
     title = "computing the new choice\xE2\x80\xA6 (this is the previous one) \xC2\xB7 " + title;
+  // Interventions (issue 27): this head switched off, edges cut in this sentence.
+  if (const auto& r = ctx.app.slots[ctx.slot].result; r && !r->interventions.empty()) {
+    const AppState& st = ctx.app;
+    if (st.shown.aggregate.empty() && r->interventions.ablates(st.layer, st.head))
+      title = "SWITCHED OFF \xC2\xB7 " + title;
+    title += " \xC2\xB7 with ";
+    title += interventions_summary(r->interventions, 3);
+  }
   if (PaneTitle(ctx, ViewId::kHeatmap, title, false))
     prefs.focus_slot = ctx.slot, prefs.focus_view = ViewId::kHeatmap;
   DrawView(ViewId::kHeatmap, ctx, renderer, ImGui::GetContentRegionAvail());
@@ -383,7 +402,7 @@ void MainWindow::DrawRegion(ViewContext& ctx, ColormapRenderer& renderer, UiPref
       shown = v;
       panes_drawn_now += std::to_string(ctx.slot) + view_name(v) + ";";
       // Numbers and matrices scroll sideways; the pictures fit their pane.
-      const bool scrolls = v == ViewId::kFormula || v == ViewId::kMeaning;
+      const bool scrolls = v == ViewId::kFormula || v == ViewId::kMeaning || v == ViewId::kLens;
       ImGui::BeginChild(
           "##content", ImVec2(0, 0), false,
           scrolls ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
@@ -424,7 +443,8 @@ void MainWindow::DrawFocused(App& app, ViewContext& ctx, ColormapRenderer& rende
   if (ctx.shown && (view == ViewId::kHeatmap || view == ViewId::kArcs || view == ViewId::kLines))
     title += " \xC2\xB7 " + ctx.shown->title;
   if (PaneTitle(ctx, view, title, true)) prefs.focus_slot = -1;
-  const bool scrolls = view == ViewId::kFormula || view == ViewId::kMeaning;
+  const bool scrolls =
+      view == ViewId::kFormula || view == ViewId::kMeaning || view == ViewId::kLens;
   ImGui::BeginChild("##content", ImVec2(0, 0), false,
                     scrolls ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
   DrawView(view, ctx, renderer, ImGui::GetContentRegionAvail());

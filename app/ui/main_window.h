@@ -21,6 +21,7 @@
 #include "app/views/controls_panel.h"
 #include "app/views/formula_view.h"
 #include "app/views/heatmap_view.h"
+#include "app/views/lens_view.h"
 #include "app/views/meaning_view.h"
 #include "app/views/model_view.h"
 #include "app/views/sentence_view.h"
@@ -37,6 +38,7 @@ struct MainWindow {
   std::array<TimelineView, kSlots> timelines;  // Generate and the generated tokens (decoders)
   std::array<FormulaView, kSlots> formulas;
   std::array<MeaningView, kSlots> meanings;
+  std::array<LensView, kSlots> lenses;
   ModelView model_view;                              // every layer × head (the "Model view" tab)
   std::array<ShownMatrixCache, kSlots> shown_cache;  // what each sentence's views draw
   ControlsPanel controls;

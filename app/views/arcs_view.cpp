@@ -6,6 +6,8 @@
 #include <functional>
 #include <numeric>
 
+#include <imgui_internal.h>  // ImBezierCubicCalc: which arc a Ctrl+click hit
+
 #include "app/render/text_layer.h"
 #include "app/ui/head_palette.h"
 #include "app/ui/layout.h"
@@ -549,6 +551,50 @@ void ArcsView::DrawArcs(ViewContext& ctx, ImVec2 origin, ImVec2 size, int f, con
     const ImVec2 a(x_of(it->from), baseline), b(centers[it->to], baseline);
     dl->AddBezierCubic(a, ImVec2(a.x, baseline - hgt * 1.33f), ImVec2(b.x, baseline - hgt * 1.33f),
                        b, c, thickness);
+  }
+  // Cut edges (issue 27) of the focused query: a thin red curve crossed at its apex. Ctrl+click
+  // on an arc cuts it, on a cut one restores it.
+  std::vector<Arc> cut;
+  if (const auto& r = ctx.app.slots[ctx.slot].result; r && r->trace == ctx.trace_ref && f >= 0) {
+    const AppState& st = ctx.app;
+    for (const EdgeKnockout& k : r->interventions.knockout)
+      if (k.layer == st.layer && (k.head < 0 || !st.shown.aggregate.empty() || k.head == st.head) &&
+          k.query == f && k.key < n && k.key != f)
+        cut.push_back({f, k.key, 0.0f});
+  }
+  for (const Arc& a : cut) {
+    const float hgt = height_of(a);
+    const ImVec2 p(centers[a.from], baseline), q(centers[a.to], baseline);
+    dl->AddBezierCubic(p, ImVec2(p.x, baseline - hgt * 1.33f), ImVec2(q.x, baseline - hgt * 1.33f),
+                       q, with_alpha(colors.error, 0.8f), std::max(1.0f, font / 12.0f));
+    const ImVec2 apex((p.x + q.x) / 2, baseline - hgt);
+    const float r = font * 0.3f;
+    dl->AddLine(ImVec2(apex.x - r, apex.y - r), ImVec2(apex.x + r, apex.y + r), colors.error, 2);
+    dl->AddLine(ImVec2(apex.x + r, apex.y - r), ImVec2(apex.x - r, apex.y + r), colors.error, 2);
+  }
+  if (ctx.toggle_knockout && ImGui::GetIO().KeyCtrl && ImGui::IsMouseClicked(0) &&
+      ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    float best = font * 0.5f;
+    const Arc* hit = nullptr;
+    const auto test = [&](const Arc& arc) {
+      if (arc.from < 0 || arc.to == arc.from) return;
+      const float hgt = height_of(arc);
+      const ImVec2 p(x_of(arc.from), baseline), q(centers[arc.to], baseline);
+      for (int k = 0; k <= 32; ++k) {
+        const ImVec2 pt = ImBezierCubicCalc(p, ImVec2(p.x, baseline - hgt * 1.33f),
+                                            ImVec2(q.x, baseline - hgt * 1.33f), q, k / 32.0f);
+        const float d = std::hypot(pt.x - mouse.x, pt.y - mouse.y);
+        if (d < best) best = d, hit = &arc;
+      }
+    };
+    for (const Arc& arc : arcs) test(arc);
+    for (const Arc& arc : cut) test(arc);
+    if (hit) {
+      const AppState& st = ctx.app;
+      ctx.toggle_knockout(
+          {st.layer, st.shown.aggregate.empty() ? st.head : -1, hit->from, hit->to});
+    }
   }
   // Weight labels on the strongest arcs: above the apex, else just under it, else a line higher;
   // a label with no free place is left out rather than drawn over another.

@@ -1,5 +1,6 @@
 #include "app/views/controls_panel.h"
 #include "app/views/draw_util.h"
+#include "app/views/intervention_controls.h"
 
 #include <algorithm>
 #include <iterator>
@@ -85,6 +86,7 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("head ").x);
   if (ImGui::SliderInt("head", &head, 0, heads - 1)) st.head = std::clamp(head, 0, heads - 1);
   help("\xE2\x86\x91 / \xE2\x86\x93 keys; counted from 0");
+  DrawInterventionControls(app);  // switch the head off, cut edges (decoders)
   // The lesson model's heads say what they are made of (core/model/lesson, HeadDesign).
   if (st.model && st.model_info.kind == "lesson") {
     const nlohmann::json& options = st.model_info.options;

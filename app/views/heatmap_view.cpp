@@ -443,6 +443,31 @@ void HeatmapView::DrawMinimap(ViewContext& ctx, ColormapRenderer& renderer, cons
        {{"x", va.x * s}, {"y", va.y * s}, {"w", (vb.x - va.x) * s}, {"h", (vb.y - va.y) * s}}}};
 }
 
+// --- Cut edges (issue 27): a cross in each knocked-out cell of the layer and head shown. ---
+void HeatmapView::DrawCutEdges(ViewContext& ctx, const Geometry& g, nlohmann::json* record) {
+  const auto& result = ctx.app.slots[ctx.slot].result;
+  if (!result || result->trace != ctx.trace_ref) return;  // the cuts of the trace drawn
+  const AppState& st = ctx.app;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float width = std::max(2.0f, ImGui::GetFontSize() / 6.0f);
+  nlohmann::json cuts = nlohmann::json::array();
+  for (const EdgeKnockout& k : result->interventions.knockout) {
+    if (k.layer != st.layer || (k.head >= 0 && st.shown.aggregate.empty() && k.head != st.head))
+      continue;
+    if (k.query < g.first_row || k.query > g.last_row || k.key < g.first_col || k.key > g.last_col)
+      continue;
+    const ImVec2 a(g.cell_x(k.key, viewport), g.cell_y(k.query, viewport)),
+        b(g.cell_x(k.key + 1, viewport), g.cell_y(k.query + 1, viewport));
+    const float inset = (b.x - a.x) * 0.15f;
+    dl->AddLine(ImVec2(a.x + inset, a.y + inset), ImVec2(b.x - inset, b.y - inset),
+                theme_colors().error, width);
+    dl->AddLine(ImVec2(b.x - inset, a.y + inset), ImVec2(a.x + inset, b.y - inset),
+                theme_colors().error, width);
+    if (record) cuts.push_back({{"query", k.query}, {"key", k.key}, {"head", k.head}});
+  }
+  if (record) (*record)["cut_edges"] = std::move(cuts);
+}
+
 // --- Interaction: wheel zooms about the pointer, drag pans, hover focuses, click locks. ---
 void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* record) {
   const ThemeColors& colors = theme_colors();
@@ -472,8 +497,17 @@ void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* 
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) viewport = HeatmapViewport{};
   const int i = static_cast<int>(std::floor(mouse_row)),
             j = static_cast<int>(std::floor(mouse_col));
+  DrawCutEdges(ctx, g, record);
   if (ImGui::IsItemDeactivated()) {
-    if (!dragging && i >= 0 && i < g.rows) ctx.app.slots[ctx.slot].locked_token = i;
+    if (!dragging && io.KeyCtrl && ctx.toggle_knockout && i >= 0 && i < g.rows && j >= 0 &&
+        j < g.cols && m.x >= g.x0) {
+      // Ctrl+click: cut this edge (or put it back) in the head shown, or in every head of the
+      // layer when an aggregate is shown.
+      const AppState& st = ctx.app;
+      ctx.toggle_knockout({st.layer, st.shown.aggregate.empty() ? st.head : -1, i, j});
+    } else if (!dragging && i >= 0 && i < g.rows) {
+      ctx.app.slots[ctx.slot].locked_token = i;
+    }
     dragging = false;
   }
   if (hovered && !dragging && i >= 0 && i < g.rows) {
@@ -517,6 +551,7 @@ void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* 
       }
     }
     if (g.max_zoom > 1.0) ImGui::TextDisabled("wheel zooms, drag pans, double-click fits");
+    if (ctx.toggle_knockout) ImGui::TextDisabled("Ctrl+click: cut this edge (again: restore it)");
     ImGui::EndTooltip();
   }
 }

@@ -72,6 +72,7 @@ struct HeatmapView {
   void DrawColorbar(ViewContext& ctx, const Geometry& g, nlohmann::json* record);
   void DrawMinimap(ViewContext& ctx, ColormapRenderer& renderer, const Geometry& g,
                    nlohmann::json* record);
+  void DrawCutEdges(ViewContext& ctx, const Geometry& g, nlohmann::json* record);
   void Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* record);
 };
 

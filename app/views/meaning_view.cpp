@@ -6,6 +6,7 @@
 #include "app/render/text_layer.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
+#include "app/views/next_token_view.h"
 
 namespace attnscope {
 
@@ -63,6 +64,8 @@ void MeaningView::Draw(ViewContext& ctx) {
     neighbor_list(ctx, title.c_str(), chosen_from, ImGui::GetContentRegionAvail().x);
     return;
   }
+  // A decoder's next token at the focus, before → after the interventions (app/probe_jobs.h).
+  if (draw_next_token(ctx)) return;
   if (ctx.trace && ctx.trace->model.capabilities.predictions && !ctx.trace->predictions.empty()) {
     // A language model (GPT-2, Llama, …): what it predicts next, the other half of the story.
     std::vector<Neighbor> next;

@@ -34,6 +34,14 @@ HeadSummaryTable summarize_heads(const std::shared_ptr<const AttentionTrace>& tr
   return table;
 }
 
+namespace {
+nlohmann::json ablated_json(const AppState& st) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const HeadRef& h : st.interventions.ablated) out.push_back({h.layer, h.head});
+  return out;
+}
+}  // namespace
+
 void ModelView::DrawToolbar(ViewContext& ctx) {
   const float font = ImGui::GetFontSize();
   const int keys = static_cast<int>(summaries.names.size());
@@ -46,13 +54,28 @@ void ModelView::DrawToolbar(ViewContext& ctx) {
   sort_key = key_index(st.model_sort);
   filter_key = key_index(st.model_filter);
   filter_min = st.model_filter_min;
+  // Effect and dla (issue 27) sort too, by the worker's numbers rather than a summary.
+  std::string effect_sort =
+      ctx.toggle_ablation && (st.model_sort == "effect" || st.model_sort == "dla") ? st.model_sort
+                                                                                   : "";
   ImGui::SetNextItemWidth(font * 9);
-  if (ImGui::BeginCombo("sort##model",
-                        sort_key < 0 ? "model order" : summaries.names[sort_key].c_str())) {
-    if (ImGui::Selectable("model order", sort_key < 0)) sort_key = -1;
+  const char* sort_name = !effect_sort.empty() ? effect_sort.c_str()
+                          : sort_key < 0       ? "model order"
+                                               : summaries.names[sort_key].c_str();
+  if (ImGui::BeginCombo("sort##model", sort_name)) {
+    if (ImGui::Selectable("model order", sort_key < 0 && effect_sort.empty()))
+      sort_key = -1, effect_sort.clear();
     for (int k = 0; k < keys; ++k) {
-      if (ImGui::Selectable(summaries.names[k].c_str(), sort_key == k)) sort_key = k;
+      if (ImGui::Selectable(summaries.names[k].c_str(), sort_key == k))
+        sort_key = k, effect_sort.clear();
       help_tooltip(summaries.descriptions[k].c_str());
+    }
+    if (ctx.toggle_ablation) {
+      if (ImGui::Selectable("effect", effect_sort == "effect"))
+        sort_key = -1, effect_sort = "effect";
+      help_tooltip("the heads whose switching off lowers the target's log-probability most first");
+      if (ImGui::Selectable("dla", effect_sort == "dla")) sort_key = -1, effect_sort = "dla";
+      help_tooltip("the heads that write most towards the target's logit first");
     }
     ImGui::EndCombo();
   }
@@ -78,7 +101,9 @@ void ModelView::DrawToolbar(ViewContext& ctx) {
     ImGui::SetNextItemWidth(font * 5);
     ImGui::DragFloat("##filter_min", &filter_min, 0.01f, 0.0f, 0.0f, "%.2f");
   }
-  st.model_sort = sort_key < 0 ? std::string() : summaries.names[sort_key];
+  st.model_sort = !effect_sort.empty() ? effect_sort
+                  : sort_key < 0       ? std::string()
+                                       : summaries.names[sort_key];
   st.model_filter = filter_key < 0 ? std::string() : summaries.names[filter_key];
   st.model_filter_min = filter_min;
   if (st.show_second) {
@@ -185,6 +210,17 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
       shown_options_note(st.shown).c_str());
   text_title(header, colors.accent);
   DrawToolbar(ctx);
+  DrawEffectsBar(ctx);
+  // The worker's effect or dla: what the heads are sorted by, and marked with.
+  const Matrix* sort_values = EffectValues(ctx, st.model_sort);
+  const std::string marks_name = st.model_colour.empty() ? st.model_sort : st.model_colour;
+  const Matrix* marks = ctx.toggle_ablation ? EffectValues(ctx, st.model_colour) : nullptr;
+  float marks_max = 0;
+  if (marks)
+    for (Eigen::Index i = 0; i < marks->size(); ++i)
+      if (std::isfinite(marks->data()[i]))
+        marks_max = std::max(marks_max, std::abs(marks->data()[i]));
+  const Matrix* numbers_of = EffectValues(ctx, marks_name);
   int passing = 0;
   auto passes = [&](int l, int h) {
     return filter_key < 0 || summaries.value(l, h, filter_key) >= filter_min;
@@ -193,16 +229,17 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
     for (int h = 0; h < heads; ++h) passing += passes(l, h);
   // Which summary the single number under a small thumbnail is (all of them when they fit).
   const int shown_key = sort_key >= 0 ? sort_key : filter_key >= 0 ? filter_key : 0;
-  const std::string numbers =
-      keys == 0 ? std::string() : " \xC2\xB7 numbers: " + summaries.names[shown_key];
+  std::string numbers = keys == 0 ? std::string() : " \xC2\xB7 numbers: ";
+  if (keys > 0) numbers += numbers_of ? marks_name : summaries.names[shown_key];
   char info[320];
   std::snprintf(info, sizeof info,
                 "%s%s \xC2\xB7 %d of %d heads bright \xC2\xB7 click: focus that head everywhere "
-                "\xC2\xB7 double-click: open it",
+                "\xC2\xB7 double-click: open it%s",
                 st.fixed_range ? "colours span 0\xE2\x80\x93"
                                  "1"
                                : "each thumbnail's colours span 0 to its own largest weight",
-                numbers.c_str(), passing, layers * heads);
+                numbers.c_str(), passing, layers * heads,
+                ctx.toggle_ablation ? " \xC2\xB7 Alt+click: switch it off" : "");
   text_title(info, colors.text_dim);
 
   // The grid, scrolling when it does not fit.
@@ -253,11 +290,19 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   std::vector<int> order(static_cast<size_t>(heads));
   auto row_order = [&](int l) {
     std::iota(order.begin(), order.end(), 0);
-    if (sort_key >= 0)
+    if (sort_values) {  // effect: most negative first; dla: largest first; unknown (NaN) last
+      const bool ascending = st.model_sort == "effect";
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const float va = (*sort_values)(l, a), vb = (*sort_values)(l, b);
+        if (std::isnan(va) || std::isnan(vb)) return !std::isnan(va) && std::isnan(vb);
+        return ascending ? va < vb : va > vb;
+      });
+    } else if (sort_key >= 0) {
       std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
         const float va = summaries.value(l, a, sort_key), vb = summaries.value(l, b, sort_key);
         return summaries.descending[sort_key] ? va > vb : va < vb;
       });
+    }
   };
   // Keep the focused cell in view when the keys move it.
   if (st.layer != last_layer || st.head != last_head) {
@@ -310,6 +355,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
         dl->AddImage(atlas.texture(), a, b, atlas.uv0(l, h), atlas.uv1(l, h));
         dl->ChannelsSetCurrent(1);
         if (!bright) dl->AddRectFilled(a, b, with_alpha(veil_base, 0.8f));
+        DrawHeadMarks(ctx, dl, l, h, a, b, marks, marks_max);
         const bool focused =
             st.shown.aggregate.empty() ? (l == st.layer && h == st.head) : l == st.layer;
         if (focused)
@@ -320,11 +366,19 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
           dl->AddText(ImVec2(a.x, b.y + 1 + row * mono_h), color, text);
           if (ctx.layout) summary_json.push_back(text);
         };
-        if (lines == 1) {
+        const float effect_number = numbers_of ? (*numbers_of)(l, h) : 0.0f;
+        if (lines == 1 && numbers_of) {
+          std::snprintf(buf, sizeof buf, std::isnan(effect_number) ? "\xE2\x80\xA6" : "%+.2f",
+                        effect_number);
+          line(0, colors.accent, buf);
+        } else if (lines == 1) {
           std::snprintf(buf, sizeof buf, "%.2f", summaries.value(l, h, shown_key));
           line(0, tc, buf);
         } else if (lines > 1) {
-          std::snprintf(buf, sizeof buf, "h%d", h);
+          if (numbers_of && !std::isnan(effect_number))
+            std::snprintf(buf, sizeof buf, "h%d %s %+.2f", h, marks_name.c_str(), effect_number);
+          else
+            std::snprintf(buf, sizeof buf, "h%d", h);
           line(0, colors.text_dim, buf);
           for (int k = 0; k < keys; ++k) {
             std::snprintf(buf, sizeof buf, "%-*s %.2f", static_cast<int>(name_chars),
@@ -356,7 +410,9 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
       if (bar->WasActive) bottom = std::min(bottom, bar->Pos.y);
     DrawHoverPopup(ctx, hover_l, hover_h, thumb, ImGui::GetMainViewport()->WorkPos.y, bottom,
                    hovered_json);
-    if (clicked) {
+    if (clicked && ImGui::GetIO().KeyAlt && ctx.toggle_ablation) {
+      ctx.toggle_ablation(hover_l, hover_h);  // Alt+click: switch the head off (or back on)
+    } else if (clicked) {
       st.layer = hover_l, st.head = hover_h;
       st.shown.aggregate.clear();                  // a click asks for this one head
       last_layer = st.layer, last_head = st.head;  // already in view
@@ -386,6 +442,8 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
          {"filter", st.model_filter},
          {"focus_layer", st.layer},
          {"focus_head", st.head},
+         {"colour", st.model_colour},
+         {"ablated", ablated_json(st)},
          {"hovered", hovered_json},
          {"panel", {{"x", start.x * s}, {"y", start.y * s}, {"w", size.x * s}, {"h", size.y * s}}},
          {"grid",

@@ -74,6 +74,13 @@ struct ModelView {
 
  private:
   void DrawToolbar(ViewContext& ctx);
+  // Effect and dla (model_view_effects.cpp): the marks menu, the target and the map's progress;
+  // the values of "effect" or "dla" when the worker has them (null otherwise); a thumbnail's
+  // strip of them and, for a head switched off, its cross.
+  void DrawEffectsBar(ViewContext& ctx);
+  const Matrix* EffectValues(const ViewContext& ctx, const std::string& which) const;
+  void DrawHeadMarks(ViewContext& ctx, ImDrawList* dl, int layer, int head, ImVec2 a, ImVec2 b,
+                     const Matrix* marks, float marks_max);
   // The enlarged thumbnail of (layer, head) with its token axes and every summary, beside the
   // pointer and between `top` and `bottom` (the status bar's top): never over the status bar.
   // Records the map, its axis labels and the popup's box in `json`.

@@ -1,9 +1,13 @@
 #pragma once
 // What a view gets to draw one sentence's trace: the shared state, the slot's trace and weights
 // (attention[layer][head]), the focused token and where to record what it drew (tests).
+#include <functional>
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "app/app_state.h"
+#include "app/probe_jobs.h"
 #include "app/ui/fonts.h"
 #include "core/trace/trace.h"
 
@@ -24,6 +28,15 @@ struct ViewContext {
   int focus = -1;              // focused token this frame (-1: none)
   nlohmann::json* layout = nullptr;  // where to record drawn positions, or null
   float pixel_scale = 1.0f;          // screenshot pixels per ImGui unit
+  // The sentence's next token, lens and effect map (decoders; null otherwise or before the first)
+  // and whether a newer one is on its way.
+  std::shared_ptr<const ProbeResult> probe;
+  bool probe_pending = false;
+  // Interventions the window makes (issue 27): toggled by Alt+click (a head) and Ctrl+click (an
+  // edge); null where the model cannot be intervened on.
+  std::function<void(int layer, int head)> toggle_ablation;
+  std::function<void(const EdgeKnockout&)> toggle_knockout;
+  std::function<void()> clear_interventions;  // every head back on, every edge back
 };
 
 }  // namespace attnscope
