@@ -113,10 +113,18 @@ void App::drop_foreign_interventions() {
       return out;
     });
   if (dropped.empty()) return;
-  state.message = "not in " + info.name + " (" + std::to_string(info.layers) + " layers \xC3\x97 " +
-                  std::to_string(info.heads) + " heads" +
-                  (intervenable(*state.model) ? "" : ", and it cannot be intervened on") +
-                  "), left out:" + dropped;
+  // Appended piece by piece: GCC 12's -Wrestrict (bug 105329) on "…" + s + "…".
+  std::string message = "not in ";
+  message += info.name;
+  message += " (";
+  message += std::to_string(info.layers);
+  message += " layers \xC3\x97 ";
+  message += std::to_string(info.heads);
+  message += " heads";
+  if (!intervenable(*state.model)) message += ", and it cannot be intervened on";
+  message += "), left out:";
+  message += dropped;
+  state.message = std::move(message);
   state.message_is_error = true;
 }
 

@@ -46,6 +46,7 @@ void ModelView::DrawEffectsBar(ViewContext& ctx) {
   const ThemeColors& colors = theme_colors();
   const float font = ImGui::GetFontSize();
   if (!ctx.toggle_ablation) return;  // encoders, the lesson model: nothing to switch off
+  ImGui::SameLine();                 // on the toolbar's line: the grid keeps its height
   ImGui::SetNextItemWidth(font * 7);
   const char* colour = st.model_colour.empty() ? "no marks" : st.model_colour.c_str();
   if (ImGui::BeginCombo("mark##model", colour)) {
@@ -60,7 +61,7 @@ void ModelView::DrawEffectsBar(ViewContext& ctx) {
   if (!st.interventions.ablated.empty()) {
     ImGui::SameLine();
     char buf[64];
-    std::snprintf(buf, sizeof buf, "all %d back on",
+    std::snprintf(buf, sizeof buf, "%d off: all back on",
                   static_cast<int>(st.interventions.ablated.size()));
     if (ImGui::SmallButton(buf)) {
       ctx.clear_interventions();
@@ -68,8 +69,8 @@ void ModelView::DrawEffectsBar(ViewContext& ctx) {
   }
   const bool wanted = is_effect_key(st.model_sort) || !st.model_colour.empty();
   if (!wanted) return;
-  // The target: the top prediction, one clicked in the Next token tab, or typed here.
-  ImGui::SameLine();
+  // The target: the top prediction, one clicked in the Next token tab, or typed here (a line of
+  // its own).
   ImGui::TextUnformatted("target");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(font * 6);
@@ -77,7 +78,10 @@ void ModelView::DrawEffectsBar(ViewContext& ctx) {
                                ImGuiInputTextFlags_EnterReturnsTrue)) {
     const int id = parse_target(st, st.interventions.target_input);
     if (id == -2) {
-      st.message = "no token \"" + st.interventions.target_input + "\" in this model's vocabulary";
+      std::string message = "no token \"";  // appended: GCC 12's -Wrestrict (bug 105329)
+      message += st.interventions.target_input;
+      message += "\" in this model's vocabulary";
+      st.message = std::move(message);
       st.message_is_error = true;
     } else {
       st.interventions.target = id;
@@ -92,7 +96,9 @@ void ModelView::DrawEffectsBar(ViewContext& ctx) {
   }
   if (r) {
     ImGui::SameLine();
-    std::string what = "\"" + bytes_label(r->target.text, 14) + "\"";
+    std::string what = "\"";  // appended: GCC 12's -Wrestrict (bug 105329) on "…" + s + "…"
+    what += bytes_label(r->target.text, 14);
+    what += '"';
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s after #%d: p %.3f", what.c_str(), r->effects_at,
                   r->target.probability);
