@@ -1,5 +1,6 @@
 #pragma once
-// The pictures of the lesson's eight steps, each drawn into a rectangle in large type.
+// The pictures of the lesson's eight steps (and step 7's optional page), each drawn into a
+// rectangle in large type.
 #include <nlohmann/json.hpp>
 
 #include "app/app.h"
@@ -31,9 +32,19 @@ struct LessonPictureContext {
   const LessonRealShown* real = nullptr;  // steps 7-8: a real model to show too (null: none)
 };
 
+// One head's weights as a square of colored cells, 0 to the head's largest weight; recorded in
+// the layout as `name` with its values and `extra` (app/lesson/lesson_real_pictures.cpp).
+void draw_heat(LessonPictureContext& ctx, const std::string& name, const Matrix& w, ImVec2 at,
+               float side, nlohmann::json extra = nlohmann::json::object());
+
 // Steps 7 and 8's real-model panels (app/lesson/lesson_real_pictures.cpp).
 void draw_real_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);
 void draw_real_positions(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);
+
+// Step 7's optional page: the tiny model's heads that copy, switched off
+// (app/lesson/lesson_copying_picture.cpp).
+struct CopyingPage;
+void draw_copying_page(LessonPictureContext& ctx, CopyingPage& page, ImVec2 at, ImVec2 size);
 
 // Step 7's two lesson-model heads (app/lesson/lesson_heads.cpp).
 void draw_lesson_heads(LessonPictureContext& ctx, ImVec2 at, ImVec2 size);

@@ -15,12 +15,8 @@ namespace attnscope {
 
 using namespace lesson;
 
-namespace {
-
-// One head's weights as a square of colored cells, 0 to the head's largest weight; recorded in
-// the layout with its values.
 void draw_heat(LessonPictureContext& ctx, const std::string& name, const Matrix& w, ImVec2 at,
-               float side, nlohmann::json extra = nlohmann::json::object()) {
+               float side, nlohmann::json extra) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int n = static_cast<int>(w.rows());
   if (n == 0 || w.cols() != n) return;
@@ -51,6 +47,8 @@ void draw_heat(LessonPictureContext& ctx, const std::string& name, const Matrix&
     ctx.layout->push_back(b);
   }
 }
+
+namespace {
 
 std::string model_title(const ModelInfo& info) {
   return info.name.empty() ? info.kind : info.name;

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/lesson/lesson_copying.h"
 #include "core/session/session.h"
 
 namespace attnscope {
@@ -66,6 +67,7 @@ namespace {
 void apply_step(App& app) {
   AppState& st = app.state;
   LessonMode& m = st.lesson_mode;
+  copying_close(app);  // step 7's optional page opens from step 7 only
   st.lesson = lesson_step_options(m.saved_options, m.step, m.positions);
   st.layer = 0;
   st.head = 0;
@@ -101,6 +103,7 @@ void leave_lesson(App& app) {
   LessonMode& m = st.lesson_mode;
   if (!m.active) return;
   m.active = false;
+  copying_close(app);
   st.lesson = m.saved_options;
   st.slots[1].text = m.saved_text2;
   st.slots[1].label = m.saved_label2;

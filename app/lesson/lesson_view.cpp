@@ -6,6 +6,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/lesson/lesson_copying.h"
 #include "app/lesson/lesson_draw.h"
 #include "app/lesson/lesson_pictures.h"
 #include "app/lesson/lesson_steps.h"
@@ -20,6 +21,7 @@ using namespace lesson;
 
 void lesson_handle_key(App& app, LessonKey key) {
   LessonMode& m = app.state.lesson_mode;
+  if (copying_handle_key(app, key)) return;  // step 7's optional page (lesson_copying.h)
   switch (key) {
     case LessonKey::kNext:
       // In "predict first" mode the first press reveals, the next one moves on (a clicker has
@@ -72,7 +74,7 @@ constexpr float kTypeRoomW = 1000, kTypeRoomH = 600;
 // The footer's controls flow left to right and wrap onto a new row when the window is narrow.
 struct Control {
   enum Kind { kButton, kCheckbox, kHint } kind;
-  enum Action { kBack, kNext, kUnscaled, kPositions, kPredict, kLeave, kNone } action;
+  enum Action { kBack, kNext, kUnscaled, kPositions, kCopying, kPredict, kLeave, kNone } action;
   const char* label;
   float width = 0;
   float x = 0;
@@ -124,7 +126,10 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   TextRecord record(layout != nullptr);
   lesson_sync(app);
   real.sync(app);
-  busy = real.busy(app);
+  CopyingPage& page = copying_page(app);
+  const bool copying = copying_shown(app);  // step 7's optional page
+  if (copying) page.sync();
+  busy = real.busy(app) || page.busy();
   ImFont* lf = fonts.lesson;
   ImFont* tf = fonts.lesson_title;
   const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -139,7 +144,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   const float pad = sz(lf) * 0.5f;
 
   // Header: "3 / 8" and the title; the step dots on the right.
-  const LessonStepText& step = lesson_step_text(m.step);
+  const LessonStepText& step = copying ? copying_step_text() : lesson_step_text(m.step);
   char counter[16];
   std::snprintf(counter, sizeof counter, "%d / %d", m.step, kLessonSteps);
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -167,16 +172,18 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     ImGui::SetKeyboardFocusHere();
     focus_text_box = -1;
   }
-  if (sentence_box("##lesson_sentence", "type a sentence", st.slots[0].text)) {
+  // The optional page reads its own sentence (said twice by tiny); the steps read sentence 1.
+  std::string& sentence = copying ? page.sentence : st.slots[0].text;
+  if (sentence_box("##lesson_sentence", "type a sentence", sentence) && !copying) {
     st.slots[0].label.clear();
     app.submit(0);
   }
   text_box_active = ImGui::IsItemActive();
-  recorded_item(st.slots[0].text);
+  recorded_item(sentence);
   ImGui::PopFont();
   y = ImGui::GetCursorScreenPos().y + pad * 0.5f;
   // Words the lesson model cannot read (another language): say so, and where to go instead.
-  if (const auto& r = st.slots[0].result; r && r->trace && !r->trace->note.empty()) {
+  if (const auto& r = st.slots[0].result; !copying && r && r->trace && !r->trace->note.empty()) {
     ImGui::SetCursorScreenPos(ImVec2(at.x, y));
     text_wrapped_message(r->trace->note, colors.warning);
     recorded_item(r->trace->note);
@@ -187,9 +194,15 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   const auto& result = st.slots[0].result;
   const AttentionTrace* trace = result && result->trace ? result->trace.get() : nullptr;
   const int focus = focused_token(st, 0);
-  char say[512];
-  const std::string word = trace && focus >= 0 ? label(*trace, focus) : "the word";
-  std::snprintf(say, sizeof say, step.say, word.c_str());
+  std::string say;
+  if (copying) {
+    say = copying_say(page);
+  } else {
+    char buf[512];
+    const std::string word = trace && focus >= 0 ? label(*trace, focus) : "the word";
+    std::snprintf(buf, sizeof buf, step.say, word.c_str());
+    say = buf;
+  }
   std::vector<Control> controls = {{Control::kButton, Control::kBack, "\xE2\x97\x80 back"},
                                    {Control::kButton, Control::kNext, "next \xE2\x96\xB6"}};
   if (m.step == 4)
@@ -198,11 +211,16 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
                         "d\xE2\x82\x96 (U)"});
   if (m.step == 8)
     controls.push_back({Control::kCheckbox, Control::kPositions, "add positions (P)"});
+  if (copying && page.result)
+    controls.push_back({Control::kCheckbox, Control::kCopying,
+                        page.result->heads.size() == 1 ? "switch off the head that copies (Space)"
+                                                       : "switch off the heads that copy (Space)"});
   controls.push_back({Control::kCheckbox, Control::kPredict, "predict first"});
   controls.push_back({Control::kButton, Control::kLeave, "leave the lesson (Esc)"});
   controls.push_back({Control::kHint, Control::kNone,
-                      "PageDown / \xE2\x86\x92 next, PageUp / \xE2\x86\x90 back, click a row to "
-                      "choose the word"});
+                      copying ? "PageDown / \xE2\x86\x92 switch off, then next; click a head"
+                              : "PageDown / \xE2\x86\x92 next, PageUp / \xE2\x86\x90 back, click a "
+                                "row to choose the word"});
   const int control_rows = flow(controls, avail.x);
   const float row_h = ImGui::GetFrameHeightWithSpacing();
   const float say_h = wrapped_h(lf, avail.x, say);
@@ -219,7 +237,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
   const MeaningShift* shift = shifts && focus >= 0 && focus < static_cast<int>(shifts->size())
                                   ? &(*shifts)[focus]
                                   : nullptr;
-  const bool hidden = m.predict && !m.revealed;
+  const bool hidden = m.predict && !m.revealed && !copying;
   if (hidden) {
     // "Predict first": the question, large, instead of the numbers.
     const float qx = at.x + avail.x * 0.1f, qw = avail.x * 0.8f;
@@ -228,6 +246,9 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     const float qh = wrapped(qf, ImVec2(qx, qy), qw, colors.accent, step.predict);
     wrapped(lf, ImVec2(qx, qy + qh + pad), qw, colors.text_dim,
             "Talk it over, then press Space or PageDown to see.");
+  } else if (copying) {
+    LessonPictureContext ctx{app, fonts, layout, pixel_scale, trace, second, focus, shift};
+    draw_copying_page(ctx, page, ImVec2(at.x, y), ImVec2(avail.x, picture_h));
   } else {
     // Steps 7 and 8 show the real model too when one was loaded before the lesson.
     const auto real_result = real.result(app, 0), real_reversed = real.result(app, 1);
@@ -251,6 +272,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     ImGui::SetCursorScreenPos(ImVec2(at.x + c.x, controls_y + c.row * row_h));
     bool on = c.action == Control::kUnscaled    ? m.unscaled
               : c.action == Control::kPositions ? m.positions
+              : c.action == Control::kCopying   ? page.all() != 0 && page.off == page.all()
                                                 : m.predict;
     bool clicked = false;
     if (c.kind == Control::kHint) {
@@ -276,6 +298,9 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
       case Control::kPositions:
         lesson_handle_key(app, LessonKey::kPositions);
         break;
+      case Control::kCopying:
+        page.off = on ? page.all() : 0;
+        break;
       case Control::kPredict:
         lesson_set_predict(app, on);
         break;
@@ -294,6 +319,7 @@ void LessonView::Draw(App& app, const Fonts& fonts, nlohmann::json* layout, floa
     layout->push_back(
         {{"view", "lesson"},
          {"step", m.step},
+         {"page", copying ? "copying" : ""},
          {"title", step.title},
          {"say", say},
          {"predict", m.predict},

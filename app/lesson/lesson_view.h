@@ -3,7 +3,8 @@
 // the step's picture (app/lesson/lesson_pictures.cpp), and what the teacher says with the
 // navigation below. PageDown/→ and PageUp/← step, as presenters' clickers send; Space reveals the
 // numbers in "predict first" mode (never hides them); U (step 4) drops ÷√d_k; P (step 8) adds
-// positions; Esc leaves.
+// positions; Esc leaves. Step 7 has an optional page after its heads, the tiny model's heads that
+// copy (app/lesson/lesson_copying.h), which PageDown passes through.
 #include <memory>
 
 #include <nlohmann/json.hpp>

@@ -411,5 +411,22 @@ TEST(LessonReview, NoLabelsOverlapBesideARealModel) {
     }
 }
 
+// Step 7's optional page (the tiny model's copying heads, switched off by the second PageDown): at
+// a projector's size and a small window, in large type too.
+TEST(LessonReview, NoLabelsOverlapOnTheCopyingPage) {
+  for (const std::string window : {"1600x1000", "1280x720", "800x600"})
+    for (float scale : {1.0f, 2.0f})
+      for (const std::string keys : {"pagedown", "pagedown,pagedown"}) {
+        SCOPED_TRACE(window + " font scale " + std::to_string(scale) + " keys " + keys);
+        LessonSession s;
+        s.step = 7;
+        s.font_scale = scale;
+        AppRun r = run_session(s, "--keys " + keys, window);
+        check_no_overlap(r);
+        EXPECT_EQ((*find_record(r.layout, "lesson"))["page"], "copying");
+        EXPECT_NE(find_record(r.layout, "lesson_picture", "copying"), nullptr);
+      }
+}
+
 }  // namespace
 }  // namespace attnscope
