@@ -317,7 +317,10 @@ void App::update() {
       state.model_error.clear();
       // Heads and edges of the previous model mean nothing in this one; the first model keeps
       // those asked for at start (--ablate, --knockout), if it has them.
-      if (!keep_interventions_) {
+      if (loader_.progress().busy) {
+        // A newer load is on its way (a session opened at startup): the interventions are for
+        // that one; nothing is kept or dropped for this one.
+      } else if (!keep_interventions_) {
         state.interventions.ablated.clear();
         state.interventions.target = -1;
         state.interventions.target_input.clear();

@@ -55,9 +55,9 @@ void ModelView::DrawToolbar(ViewContext& ctx) {
   filter_key = key_index(st.model_filter);
   filter_min = st.model_filter_min;
   // Effect and dla (issue 27) sort too, by the worker's numbers rather than a summary.
+  // Kept while a model that has none is shown (a session's model still loading).
   std::string effect_sort =
-      ctx.toggle_ablation && (st.model_sort == "effect" || st.model_sort == "dla") ? st.model_sort
-                                                                                   : "";
+      st.model_sort == "effect" || st.model_sort == "dla" ? st.model_sort : "";
   ImGui::SetNextItemWidth(font * 9);
   const char* sort_name = !effect_sort.empty() ? effect_sort.c_str()
                           : sort_key < 0       ? "model order"

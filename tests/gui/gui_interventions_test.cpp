@@ -188,5 +188,50 @@ TEST(Interventions, ModelViewSortsByEffectAndCrossesOutTheHeadSwitchedOff) {
   }
 }
 
+// A cut the model refuses (query 0 sees only key 0): said in the status bar, taken back, and the
+// window shows the clean run; on GPT-2 and a Llama fixture the effect map completes and sorts.
+TEST(Interventions, ARefusedCutIsSaidAndTakenBackAndOtherFamiliesWork) {
+  const std::string dir = test::temp_dir();
+  const nlohmann::json session = {{"format", "attnscope-session/1"},
+                                  {"model", "tiny"},
+                                  {"texts", {{{"text", kText}, {"knockout", "0:0>0"}}}},
+                                  {"show_second", false}};
+  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
+  const std::string layout_file = dir + "/layout.json";
+  ASSERT_EQ(run_app("--session " + shell_quote(dir + "/s.attnscope") +
+                    " --window 1280x720 --screenshot " + shell_quote(dir + "/shot.png") +
+                    " --layout " + shell_quote(layout_file)),
+            0);
+  const nlohmann::json layout = read_json(layout_file);
+  EXPECT_NE(layout["message"].get<std::string>().find("query 0"), std::string::npos)
+      << layout["message"];
+  const nlohmann::json* heatmap = find_view(layout, "heatmap", 0);
+  ASSERT_NE(heatmap, nullptr);
+  EXPECT_TRUE((*heatmap)["cut_edges"].empty());
+  EXPECT_GT((*heatmap)["weights"][0][0].get<double>(), 0.99);
+
+  for (const std::string& model : {std::string(ATTNSCOPE_FIXTURES "/gpt2-tiny-f32"),
+                                   std::string(ATTNSCOPE_FIXTURES "/llama-tiny")}) {
+    SCOPED_TRACE(model);
+    const nlohmann::json s = {
+        {"format", "attnscope-session/1"},
+        {"model", model},
+        {"texts", {{{"text", "the cat sat on the mat and the cat sat on the"}}}},
+        {"show_second", false},
+        {"view", {{"panel", "model"}, {"model_sort", "dla"}, {"ablate", "0.1"}}}};
+    { std::ofstream(dir + "/m.attnscope") << s.dump(); }
+    ASSERT_EQ(run_app("--session " + shell_quote(dir + "/m.attnscope") +
+                      " --window 1280x720 --screenshot " + shell_quote(dir + "/m.png") +
+                      " --layout " + shell_quote(layout_file)),
+              0);
+    const nlohmann::json m = read_json(layout_file);
+    const nlohmann::json* view = find_view(m, "model", 0);
+    ASSERT_NE(view, nullptr);
+    EXPECT_EQ((*view)["sort"], "dla");
+    EXPECT_EQ((*view)["ablated"], nlohmann::json::parse("[[0, 1]]"));
+    EXPECT_EQ(m["message"].get<std::string>().find("not in"), std::string::npos) << m["message"];
+  }
+}
+
 }  // namespace
 }  // namespace attnscope
