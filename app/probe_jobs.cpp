@@ -13,23 +13,6 @@ namespace {
 constexpr int kNextTokens = 8;         // rows of the next-token panel from each run
 constexpr int kLensTokens = 5;         // top tokens per layer of the lens
 constexpr std::size_t kAnswers = 256;  // cached next-token/lens answers per text
-
-std::vector<TokenProbability> top_of(const Probe& probe, const std::vector<double>& logprobs,
-                                     int n) {
-  std::vector<int> order(logprobs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  n = std::min<int>(n, static_cast<int>(order.size()));
-  std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int a, int b) {
-    return logprobs[a] > logprobs[b] || (logprobs[a] == logprobs[b] && a < b);
-  });
-  std::vector<TokenProbability> top;
-  for (int k = 0; k < n; ++k) {
-    const int id = order[static_cast<std::size_t>(k)];
-    const double lp = logprobs[static_cast<std::size_t>(id)];
-    top.push_back({id, probe.token_text(id), lp, std::exp(lp)});
-  }
-  return top;
-}
 }  // namespace
 
 std::string interventions_key(const Interventions& iv) {
@@ -87,12 +70,15 @@ std::shared_ptr<ProbeResult> ProbeRunner::start(const ProbeJob& job) {
     if (found == answers_.end()) {
       if (answers_.size() >= kAnswers) answers_.clear();
       Answer a;
-      const std::vector<double> before = log_softmax(probe.logits({}, at));
-      std::vector<double> after = before;
-      if (!job.interventions.empty()) after = log_softmax(probe.logits(job.interventions, at));
+      const RowVector before_logits = probe.logits({}, at);
+      const RowVector after_logits =
+          job.interventions.empty() ? before_logits : probe.logits(job.interventions, at);
+      const std::vector<double> before = log_softmax(before_logits),
+                                after = log_softmax(after_logits);
       std::vector<int> ids;
-      for (const TokenProbability& t : top_of(probe, before, kNextTokens)) ids.push_back(t.id);
-      for (const TokenProbability& t : top_of(probe, after, kNextTokens))
+      for (const TokenProbability& t : top_tokens(probe, before_logits, kNextTokens))
+        ids.push_back(t.id);
+      for (const TokenProbability& t : top_tokens(probe, after_logits, kNextTokens))
         if (std::find(ids.begin(), ids.end(), t.id) == ids.end()) ids.push_back(t.id);
       for (int id : ids) {
         const auto i = static_cast<std::size_t>(id);
@@ -106,7 +92,7 @@ std::shared_ptr<ProbeResult> ProbeRunner::start(const ProbeJob& job) {
       a.kl = std::max(0.0, a.kl);
       const Matrix lens = probe.lens(at);
       for (Eigen::Index r = 0; r < lens.rows(); ++r)
-        a.lens.push_back(top_of(probe, log_softmax(lens.row(r)), kLensTokens));
+        a.lens.push_back(top_tokens(probe, lens.row(r), kLensTokens));
       found = answers_.emplace(key, std::move(a)).first;
     }
     result->next = found->second.next;
@@ -116,8 +102,9 @@ std::shared_ptr<ProbeResult> ProbeRunner::start(const ProbeJob& job) {
     if (job.effects) {
       const int e_at = job.effects_at < 0 ? last : std::min(job.effects_at, last);
       int target = job.target;
-      const std::vector<double> clean = log_softmax(probe.logits({}, e_at));
-      if (target < 0) target = top_of(probe, clean, 1).front().id;
+      const RowVector clean_logits = probe.logits({}, e_at);
+      const std::vector<double> clean = log_softmax(clean_logits);
+      if (target < 0) target = top_tokens(probe, clean_logits, 1).front().id;
       if (target >= probe.vocab())
         throw UsageError("target id " + std::to_string(target) + " is outside the vocabulary (0-" +
                          std::to_string(probe.vocab() - 1) + ")");

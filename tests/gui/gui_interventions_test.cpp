@@ -46,6 +46,17 @@ nlohmann::json window(const std::string& args, const std::string& keep_as = "") 
   return read_json(layout);
 }
 
+// The window headless on `session` (written to a file); its layout. The screenshot is `png`.
+nlohmann::json window_on(const nlohmann::json& session, const std::string& png,
+                         const std::string& size = "1600x1000") {
+  const std::string dir = test::temp_dir(), layout = dir + "/layout.json";
+  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
+  EXPECT_EQ(run_app("--session " + shell_quote(dir + "/s.attnscope") + " --window " + size +
+                    " --screenshot " + shell_quote(png) + " --layout " + shell_quote(layout)),
+            0);
+  return read_json(layout);
+}
+
 std::map<int, double> probabilities(const nlohmann::json& predict) {
   std::map<int, double> p;
   for (const auto& x : predict["predictions"]) p[x["id"].get<int>()] = x["probability"];
@@ -111,13 +122,9 @@ TEST(Interventions, ACutEdgeIsZeroInTheHeatmapAndCrossedOut) {
                                   {"texts", {{{"text", kText}, {"knockout", "1.2:14>13"}}}},
                                   {"show_second", false},
                                   {"view", {{"layer", 1}, {"head", 2}}}};
-  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
-  const std::string png = dir + "/shot.png", layout_file = dir + "/layout.json";
-  ASSERT_EQ(run_app("--session " + shell_quote(dir + "/s.attnscope") +
-                    " --window 1600x1000 --screenshot " + shell_quote(png) + " --layout " +
-                    shell_quote(layout_file)),
-            0);
-  const nlohmann::json layout = read_json(layout_file);
+  const std::string png = dir + "/shot.png";
+  const nlohmann::json layout_now = window_on(session, png);
+  const nlohmann::json& layout = layout_now;
   const nlohmann::json* heatmap = find_view(layout, "heatmap", 0);
   ASSERT_NE(heatmap, nullptr);
   const auto& w = (*heatmap)["weights"];
@@ -148,16 +155,12 @@ TEST(Interventions, ModelViewSortsByEffectAndCrossesOutTheHeadSwitchedOff) {
                                     {"model_marks", "effect"},
                                     {"ablate", "2.3"}}},
                                   {"display", {{"theme", "light"}}}};
-  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
-  const std::string png = dir + "/shot.png", layout_file = dir + "/layout.json";
-  ASSERT_EQ(run_app("--session " + shell_quote(dir + "/s.attnscope") +
-                    " --window 1600x1000 --screenshot " + shell_quote(png) + " --layout " +
-                    shell_quote(layout_file)),
-            0);
+  const std::string png = dir + "/shot.png";
+  const nlohmann::json layout_now = window_on(session, png);
   std::filesystem::copy_file(
       png, std::filesystem::temp_directory_path() / "attnscope-interventions-model-view.png",
       std::filesystem::copy_options::overwrite_existing);
-  const nlohmann::json layout = read_json(layout_file);
+  const nlohmann::json& layout = layout_now;
   const nlohmann::json* model = find_view(layout, "model", 0);
   ASSERT_NE(model, nullptr);
   EXPECT_EQ((*model)["sort"], "effect");
@@ -196,13 +199,7 @@ TEST(Interventions, ARefusedCutIsSaidAndTakenBackAndOtherFamiliesWork) {
                                   {"model", "tiny"},
                                   {"texts", {{{"text", kText}, {"knockout", "0:0>0"}}}},
                                   {"show_second", false}};
-  { std::ofstream(dir + "/s.attnscope") << session.dump(); }
-  const std::string layout_file = dir + "/layout.json";
-  ASSERT_EQ(run_app("--session " + shell_quote(dir + "/s.attnscope") +
-                    " --window 1280x720 --screenshot " + shell_quote(dir + "/shot.png") +
-                    " --layout " + shell_quote(layout_file)),
-            0);
-  const nlohmann::json layout = read_json(layout_file);
+  const nlohmann::json layout = window_on(session, dir + "/shot.png", "1280x720");
   EXPECT_NE(layout["message"].get<std::string>().find("query 0"), std::string::npos)
       << layout["message"];
   const nlohmann::json* heatmap = find_view(layout, "heatmap", 0);
@@ -219,12 +216,7 @@ TEST(Interventions, ARefusedCutIsSaidAndTakenBackAndOtherFamiliesWork) {
         {"texts", {{{"text", "the cat sat on the mat and the cat sat on the"}}}},
         {"show_second", false},
         {"view", {{"panel", "model"}, {"model_sort", "dla"}, {"ablate", "0.1"}}}};
-    { std::ofstream(dir + "/m.attnscope") << s.dump(); }
-    ASSERT_EQ(run_app("--session " + shell_quote(dir + "/m.attnscope") +
-                      " --window 1280x720 --screenshot " + shell_quote(dir + "/m.png") +
-                      " --layout " + shell_quote(layout_file)),
-              0);
-    const nlohmann::json m = read_json(layout_file);
+    const nlohmann::json m = window_on(s, dir + "/m.png", "1280x720");
     const nlohmann::json* view = find_view(m, "model", 0);
     ASSERT_NE(view, nullptr);
     EXPECT_EQ((*view)["sort"], "dla");
