@@ -255,6 +255,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   ModelGridMetrics metrics;
   metrics.line_h = ImGui::GetFontSize();
   const float number_w = ImGui::CalcTextSize("0.00").x;
+  const float signed_w = ImGui::CalcTextSize("+0.00").x;  // an effect's or dla's number
   const float line_w = ImGui::CalcTextSize((std::string(name_chars, 'm') + " 0.00").c_str()).x;
   ImGui::PopFont();
   metrics.label_w = ImGui::CalcTextSize("L00").x + font * 0.5f;
@@ -368,7 +369,9 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
         };
         const float effect_number = numbers_of ? (*numbers_of)(l, h) : 0.0f;
         if (lines == 1 && numbers_of) {
-          std::snprintf(buf, sizeof buf, std::isnan(effect_number) ? "\xE2\x80\xA6" : "%+.2f",
+          // One decimal under a thumbnail too narrow for two: numbers never run together.
+          const char* format = thumb >= signed_w ? "%+.2f" : "%+.1f";
+          std::snprintf(buf, sizeof buf, std::isnan(effect_number) ? "\xE2\x80\xA6" : format,
                         effect_number);
           line(0, colors.accent, buf);
         } else if (lines == 1) {
