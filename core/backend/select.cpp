@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/util/error.h"
@@ -65,6 +67,26 @@ CreateGlBackendFn gl_module_entry(std::string& why) {
   return entry;
 }
 
+// Why no CUDA device can be used here, asked of the driver library itself (libcuda.so.1, which the
+// NVIDIA driver installs and the CUDA runtime loads in turn), or "" when it reports a device. The
+// library stays loaded: the module's runtime would load it again.
+std::string cuda_driver_problem() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) return "no CUDA driver found";
+  using CuInit = int (*)(unsigned);
+  using CuDeviceGetCount = int (*)(int*);
+  auto init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
+  auto count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
+  if (!init || !count) return "the CUDA driver library is broken (libcuda.so.1 lacks cuInit)";
+  constexpr int kNoDevice = 100;  // CUDA_ERROR_NO_DEVICE
+  if (const int e = init(0); e != 0)
+    return e == kNoDevice ? "no CUDA device found"
+                          : "the CUDA driver did not start (error " + std::to_string(e) + ")";
+  int devices = 0;
+  if (count(&devices) != 0 || devices <= 0) return "no CUDA device found";
+  return "";
+}
+
 }  // namespace
 
 std::shared_ptr<Backend> try_cuda_backend(std::string& why) {
@@ -88,6 +110,12 @@ std::shared_ptr<Backend> try_cuda_backend(std::string& why) {
   }
   if (const std::string problem = regular_file_problem(path); !problem.empty()) {
     why = cached_why = "the CUDA module " + path.string() + " " + problem;  // dlopen would block
+    return nullptr;
+  }
+  // Loading the module maps cuBLAS (hundreds of MB, ~0.5 s of relocations and static init), which
+  // only a device can use: ask the driver first, as the module itself would.
+  if (std::string problem = cuda_driver_problem(); !problem.empty()) {
+    why = cached_why = std::move(problem);
     return nullptr;
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
