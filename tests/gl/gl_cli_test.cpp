@@ -67,16 +67,16 @@ double worst_attention_diff(const json& a, const json& b) {
   return worst;
 }
 
-// The whole trace on opengl against the CPU's, for every kind of model: the two built-in ones,
-// the GPT-2 and BERT fixtures and every modern decoder family's.
+// The whole trace on opengl against the CPU's through the command line, for each kind of model the
+// CLI opens: the two built-in ones (lesson, and tiny, a Llama-style decoder), the GPT-2 and BERT
+// fixtures. Every decoder family's own arithmetic on opengl is compared in process by
+// gl_decoder_equivalence_test (attention and logits) and gl_probe_equivalence_test; running their
+// seven fixtures again here, two processes each, cost ~25 s of CI on llvmpipe and checked nothing new.
 TEST_F(OpenGlCli, ExportOnOpenGlGivesTheCpusTrace) {
   const std::string fixtures = ATTNSCOPE_FIXTURES;
   const std::string text = "The bank of the river, said she, was 42 steps away.";
-  std::vector<std::string> models = {"lesson", "tiny", fixtures + "/gpt2-tiny-f32",
-                                     fixtures + "/bert-tiny-uncased-f16"};
-  for (const char* decoder : {"llama-tiny", "smollm-tiny", "mistral-tiny", "qwen2-tiny",
-                              "qwen3-tiny", "gemma2-tiny", "gemma3-tiny"})
-    models.push_back(fixtures + "/" + decoder);
+  const std::vector<std::string> models = {"lesson", "tiny", fixtures + "/gpt2-tiny-f32",
+                                           fixtures + "/bert-tiny-uncased-f16"};
   for (const std::string& model : models) {
     SCOPED_TRACE(model);
     const std::string args = "export --model '" + model + "' --text '" + text + "' --backend ";
