@@ -379,12 +379,12 @@ int run_gui(const GuiOptions& options) {
   int exit_code = exit_code_from_session;
 
   while (!glfwWindowShouldClose(window)) {
-    const bool busy =
-        app.computing() || app.load_progress().busy || script.busy() || main_window.busy();
+    const bool busy = app.computing() || app.load_progress().busy || script.busy() ||
+                      main_window.busy() || input_pending();
     if (headless)
       glfwPollEvents();
     else
-      glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : 0.5);
+      glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : script.idle_wait_seconds());
     const auto frame_start = Clock::now();
 
     // A screenshot renders this frame into an S× framebuffer with fonts rasterised at S×.

@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
                  "testing: focus sentence 1's text box, then create this file")
       ->group("");
   app.add_option("--frame-file", gui.frame_file,
-                 "testing: once settled, write the number of frames drawn to this file")
+                 "testing: once settled, write the number of frames drawn to this file (an idle "
+                 "window then draws every 0.05 s)")
       ->group("");
   app.add_option("--hover", gui.hover, "testing: pointer position X,Y in a headless run")
       ->group("");

@@ -48,6 +48,10 @@ class GuiScript {
 
   // Something scripted is still to happen: the loop must not sleep between frames.
   bool busy() const { return typing_ != Typing::kNone; }
+  // How long an idle window waits for an event before it draws anyway: 0.5 s, or 0.05 s with
+  // --frame-file, whose reader counts frames to know that the X events it sent were read (a
+  // count the idle timer alone would take seconds to reach).
+  double idle_wait_seconds() const { return frame_file_.empty() ? 0.5 : 0.05; }
   // Before ImGui::NewFrame: the next typed character, one per frame.
   void before_new_frame(ImGuiIO& io);
   // Before the views are drawn: steers sentence 1's heatmap (--heatmap-view).

@@ -133,6 +133,14 @@ bool queue_typed_character(unsigned cp) {
   return true;
 }
 
+bool input_pending() {
+  // Only what a box may still take (insert_typed_proxies): a character typed while no box had the
+  // keyboard is dropped, and must not keep the loop drawing.
+  const int now = ImGui::GetFrameCount();
+  const auto& q = typed_proxies();
+  return std::any_of(q.begin(), q.end(), [&](const TypedProxy& t) { return t.frame >= now - 1; });
+}
+
 bool queue_pasted_text(std::string_view utf8) {
   bool any = false;
   for_each_code_point(utf8, [&](unsigned cp, int, bool) { any |= needs_proxy(cp); });

@@ -25,6 +25,9 @@ std::string from_imgui(std::string_view imgui_utf8);
 // typed after it before that frame queue too, keeping their order). Returns true when queued (the
 // caller must not hand it to ImGui too). Call between frames (GLFW's callbacks, before NewFrame).
 bool queue_typed_character(unsigned code_point);
+// Queued characters not yet taken by a box: the frame loop must draw the next frame at once
+// instead of waiting for an event.
+bool input_pending();
 // A pasted text that holds a code point needing a proxy: every code point of it (line breaks as
 // spaces: the boxes are one line) is queued like a typed proxy, in order, for the active box to
 // insert at its cursor. Returns false (nothing queued) when no code point needs a proxy: ImGui's
