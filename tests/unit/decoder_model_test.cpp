@@ -4,18 +4,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <sstream>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/model/decoder/decoder_network.h"
 #include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
+#include "core/model/intervention.h"
 #include "core/model/registry.h"
 #include "core/trace/json_writer.h"
 #include "core/util/error.h"
 #include "tests/common/golden.h"
+#include "tests/common/shell.h"
 
 namespace attnscope {
 namespace {
@@ -177,6 +182,109 @@ TEST(DecoderGenerationTest, StopsAtEndOfSequence) {
 TEST(DecoderGenerationTest, EncodersCannotGenerate) {
   const auto backend = make_cpu_backend();
   EXPECT_THROW(open_model("lesson")->start_generation("a b", *backend, {}), UsageError);
+}
+
+// gemma3-tiny with gemma-3-1b's exact vocabulary sizes: config.json's vocab_size 262144 and an
+// embedding of 262144 rows (the fixture's first 262144), while the real Gemma 3 tokenizer defines
+// 262145 tokens (<image_soft_token> is id 262144). Rewrites the safetensors file with that one
+// tensor cut; every other tensor is copied byte for byte.
+fs::path gemma3_with_1b_vocabulary() {
+  constexpr long long kRows = 262144;
+  const fs::path from = fixture("gemma3-tiny");
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnscope_gemma3_1b_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
+    fs::create_symlink(from / file, dir / file);
+  nlohmann::json config = read_model_config(from);
+  config["vocab_size"] = kRows;
+  std::ofstream(dir / "config.json") << config.dump(2);
+
+  std::ifstream in(from / "model.safetensors", std::ios::binary);
+  std::uint64_t header_size = 0;
+  in.read(reinterpret_cast<char*>(&header_size), 8);
+  std::string header(header_size, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_size));
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json tensors = nlohmann::json::parse(header);
+  nlohmann::json out_header;
+  std::string out_data;
+  for (const auto& [name, t] : tensors.items()) {
+    if (name == "__metadata__") {
+      out_header[name] = t;
+      continue;
+    }
+    const std::size_t begin = t["data_offsets"][0], end = t["data_offsets"][1];
+    std::size_t bytes = end - begin;
+    nlohmann::json entry = t;
+    if (name == "model.embed_tokens.weight") {
+      const long long rows = t["shape"][0];
+      EXPECT_GT(rows, kRows);
+      bytes = bytes / static_cast<std::size_t>(rows) * kRows;
+      entry["shape"][0] = kRows;
+    }
+    entry["data_offsets"] = {out_data.size(), out_data.size() + bytes};
+    out_data.append(data, begin, bytes);
+    out_header[name] = entry;
+  }
+  std::string h = out_header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');
+  const std::uint64_t n = h.size();
+  std::ofstream out(dir / "model.safetensors", std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&n), 8);
+  out << h << out_data;
+  return dir;
+}
+
+// Issue 24: such a folder was refused at load ("the tokenizer has 262145 tokens but the model only
+// 262144"); Hugging Face opens it. It opens, traces exactly as the fixture it was cut from (no text
+// here uses the cut rows), and only a text that produces id 262144 is refused, naming the token
+// and the id, by every path that embeds tokens.
+TEST(ReleasedCheckpoint, Gemma3OneBVocabularySizesOpenAndOnlyAnUnembeddedTokenIsRefused) {
+  if (!has_tokenizer("gemma3-tiny"))
+    GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
+  const fs::path dir = gemma3_with_1b_vocabulary();
+  const auto backend = make_cpu_backend();
+  std::shared_ptr<const Model> model;
+  ASSERT_NO_THROW(model = open_model(dir.string()));
+  const std::string text = "The bank of the river was muddy after the rain.";
+  const AttentionTrace got = model->run(text, *backend);
+  const AttentionTrace want = open_model(fixture("gemma3-tiny").string())->run(text, *backend);
+  ASSERT_EQ(got.tokens.size(), want.tokens.size());
+  for (int l = 0; l < want.layers(); ++l)
+    for (int h = 0; h < want.heads(); ++h)
+      EXPECT_EQ(max_abs_diff(got.attention[l][h], want.attention[l][h]), 0.0) << l << "." << h;
+  EXPECT_NO_THROW(model->start_generation(text, *backend, {}));
+
+  // Tokenizing alone needs no embedding: the id is the tokenizer's, as Hugging Face gives it.
+  const std::string soft = "a picture: <image_soft_token>";
+  bool found = false;
+  for (const Token& t : model->tokenize(soft)) found |= t.id == 262144;
+  EXPECT_TRUE(found) << "the Gemma 3 tokenizer should give <image_soft_token> id 262144";
+  const auto expect_refused = [&](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << what << " took a token the model has no embedding for";
+    } catch (const ModelError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("<image_soft_token>"), std::string::npos) << what << ": " << m;
+      EXPECT_NE(m.find("262144"), std::string::npos) << what << ": " << m;
+    }
+  };
+  expect_refused([&] { model->run(soft, *backend); }, "run");
+  expect_refused([&] { model->start_generation(soft, *backend, {}); }, "generation");
+  const auto* intervenable = dynamic_cast<const Intervenable*>(model.get());
+  ASSERT_NE(intervenable, nullptr);
+  expect_refused([&] { intervenable->probe(soft, *backend); }, "probe");
+
+  // The command line: the token is a broken folder for this text (exit 1), on one line naming it.
+  const test::ShellRun refused =
+      test::run_app("export --model '" + dir.string() + "' --text '" + soft + "'", true);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_TRUE(test::one_line_containing(refused.output, "\"<image_soft_token>\" is id 262144"))
+      << refused.output;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/text/unicode.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -134,6 +135,16 @@ void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
     if (id < 0 || id >= vocab)
       throw UsageError("token id " + std::to_string(id) + " is outside the vocabulary (size " +
                        std::to_string(vocab) + ")");
+}
+
+void check_tokens_embedded(const Tokens& tokens, int vocab) {
+  for (const Token& t : tokens)
+    if (t.id < 0 || t.id >= vocab)
+      throw ModelError("the text's token \"" + unicode::printable_utf8(t.text) + "\" is id " +
+                       std::to_string(t.id) + ", which the model has no embedding for (" +
+                       std::to_string(vocab) +
+                       " rows, vocab_size in config.json): the tokenizer defines more tokens than "
+                       "the weights");
 }
 
 AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const Backend& backend) {

@@ -93,6 +93,12 @@ void self_attention_forward(Backend& backend, const TransformerShape& shape,
 void check_token_ids(const std::vector<int>& ids, int positions, int vocab,
                      const std::string& model_name);
 
+// Throws ModelError (the folder cannot run this text; exit 1) naming the first token whose id has
+// no row in the model's embedding of `vocab` rows. Released checkpoints often have tokenizers that
+// define a few ids beyond vocab_size (gemma-3-1b's <image_soft_token> is id 262144 of 262144 rows):
+// Hugging Face opens them and fails only when a text produces such an id, and so does attnscope.
+void check_tokens_embedded(const Tokens& tokens, int vocab);
+
 // A trace with the model's layer x head grid of (still empty) attention matrices.
 AttentionTrace empty_trace(const std::string& kind, int layers, int heads, const Backend& backend);
 
