@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/model/registry.h"
 #include "core/util/error.h"
@@ -416,6 +417,9 @@ TEST_F(DownloadTest, UnsupportedModelTypeIsRefusedBeforeDownloading) {
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("model type t5 is not supported yet"), std::string::npos)
         << e.what();
+    // What opens is the family registry's list (it once said "gpt2 and bert families").
+    for (const HfFamily& f : hf_families())
+      EXPECT_NE(std::string(e.what()).find(f.model_type), std::string::npos) << e.what();
   }
   EXPECT_TRUE(server.requests_for(repo.weights_path()).empty());
 }

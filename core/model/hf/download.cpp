@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/json_file.h"
 #include "core/util/sha256.h"
@@ -661,8 +662,8 @@ DownloadResult download_model(const DownloadRequest& req, const DownloadProgress
   if (!info.config.is_null() && model_family(info.config).empty() &&
       (info.config.contains("model_type") || info.config.contains("architectures")))
     throw ModelError("model type " + model_type_name(info.config) +
-                     " is not supported yet (attnscope opens gpt2 and bert families); nothing "
-                     "downloaded");
+                     " is not supported yet (attnscope opens " + hf_family_names() +
+                     "); nothing downloaded");
   const std::vector<std::string> files = select_model_files(req.repo_id, info.files);
 
   const fs::path cache =

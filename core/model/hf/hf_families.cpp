@@ -37,6 +37,15 @@ const std::vector<HfFamily>& hf_families() {
   return families;
 }
 
+std::string hf_family_names() {
+  std::string names;
+  for (const HfFamily& f : hf_families()) {
+    if (!names.empty()) names += ", ";
+    names += f.model_type;
+  }
+  return names;
+}
+
 const HfFamily* find_hf_family(const nlohmann::json& config) {
   const auto type = config.find("model_type");
   if (type != config.end() && type->is_string()) {

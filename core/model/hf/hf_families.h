@@ -37,6 +37,8 @@ struct HfFamily {
 };
 
 const std::vector<HfFamily>& hf_families();
+// "gpt2, bert, llama, …": every family's model_type, for messages that list what opens.
+std::string hf_family_names();
 // The family of a config (model_type, else its architectures), or nullptr.
 const HfFamily* find_hf_family(const nlohmann::json& config);
 // The position scheme of the family whose model_type is `kind` (ModelInfo::kind); kUnknown when

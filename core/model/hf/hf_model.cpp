@@ -61,10 +61,9 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
   const nlohmann::json config = read_model_config(folder);
   const HfFamily* family = find_hf_family(config);
   if (!family) {
-    std::string known;
-    for (const HfFamily& f : hf_families()) known += (known.empty() ? "" : ", ") + f.model_type;
     throw ModelError("model type " + model_type_name(config) +
-                     " is not supported yet (attnscope opens " + known + "): " + folder.string());
+                     " is not supported yet (attnscope opens " + hf_family_names() +
+                     "): " + folder.string());
   }
   switch (find_weights(folder)) {
     case WeightsStatus::safetensors:
