@@ -137,9 +137,7 @@ void HeatmapView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size
   if (!ctx.weights || ctx.weights->size() == 0 || !ctx.trace || !ctx.shown) {
     ImGui::Dummy(size);
     dl->AddText(ImVec2(origin.x + 8, origin.y + 8), colors.text_dim,
-                ctx.trace       ? "no tokens: type a sentence above"
-                : ctx.app.model ? "computing\xE2\x80\xA6"
-                                : "no model: choose one on the left");
+                ctx.trace ? "no tokens: type a sentence above" : ctx.no_trace_text());
     return;
   }
   const Matrix& w = *ctx.weights;

@@ -169,9 +169,7 @@ void ModelView::Draw(ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) 
   const ThemeColors& colors = theme_colors();
   AppState& st = ctx.app;
   if (!ctx.trace || ctx.trace->layers() == 0 || ctx.trace->tokens.empty()) {
-    text_dim("%s", ctx.trace  ? "no tokens: type a sentence"
-                   : st.model ? "computing\xE2\x80\xA6"
-                              : "no model: choose one on the left");
+    text_dim("%s", ctx.trace ? "no tokens: type a sentence" : ctx.no_trace_text());
     ImGui::Dummy(size);
     return;
   }

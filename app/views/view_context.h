@@ -37,6 +37,17 @@ struct ViewContext {
   std::function<void(int layer, int head)> toggle_ablation;
   std::function<void(const EdgeKnockout&)> toggle_knockout;
   std::function<void()> clear_interventions;  // every head back on, every edge back
+
+  // What a view says while it has no trace: no model yet, the sentence's text failed (its message
+  // is under the text box: a text whose token the model cannot embed, say), or it is on its way.
+  const char* no_trace_text() const {
+    if (!app.model) return "no model: choose one on the left";
+    const SlotState& s = app.slots[static_cast<std::size_t>(slot)];
+    if (s.result && !s.result->trace && !s.result->error.empty() &&
+        s.result->id >= s.submitted_id)  // no newer job on its way
+      return "nothing to show: this text could not be computed (the message is above)";
+    return "computing\xE2\x80\xA6";
+  }
 };
 
 }  // namespace attnscope
