@@ -46,7 +46,8 @@ CLI::Option* add_backend_option(CLI::App* app, std::string& backend) {
 CLI::Option* add_model_option(CLI::App* app, std::string& model) {
   return app
       ->add_option("--model,-m", model,
-                   "lesson, tiny (both built in), a Hugging Face model folder, or a cached repo id")
+                   "lesson, tiny, stories (all built in), a Hugging Face model folder, or a cached "
+                   "repo id")
       ->capture_default_str();
 }
 
