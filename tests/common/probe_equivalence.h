@@ -41,10 +41,8 @@ inline std::vector<std::string> probe_models() {
 inline std::filesystem::path probe_model_folder(const std::string& name) {
   namespace fs = std::filesystem;
   if (name == "tiny-model") return fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "tiny_model";
-  if (name == "stories260K") {  // optional: the real model, beside the checkout
-    if (const char* env = std::getenv("ATTNSCOPE_STORIES260K")) return env;
-    return fs::path(ATTNSCOPE_SOURCE_DIR).parent_path() / "shared" / "models" / "stories260K";
-  }
+  // The built-in real model (spec `stories`).
+  if (name == "stories260K") return fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "stories260K";
   return fs::path(ATTNSCOPE_FIXTURES) / name;
 }
 
@@ -245,8 +243,6 @@ class ProbeEquivalence : public ::testing::TestWithParam<std::string> {
     if (!b.backend && b.skip_when_missing) GTEST_SKIP() << b.why;
     ASSERT_TRUE(b.backend) << b.why;
     const std::filesystem::path folder = probe_model_folder(GetParam());
-    if (GetParam() == "stories260K" && !std::filesystem::exists(folder / "config.json"))
-      GTEST_SKIP() << "no model folder " << folder;  // optional; the fixtures never skip
     pair_ = std::make_unique<ProbePair>(GetParam(), folder, b.backend);
   }
   std::unique_ptr<ProbePair> pair_;

@@ -1,8 +1,8 @@
 // The interventions (zero and mean ablation, edge knockouts), the logit lens, head effects, direct
 // logit attribution and run_intervened's weights on the opengl backend against the CPU, for every
-// decoder fixture, the built-in tiny model and stories260K (skipped when ../shared/models has no
-// copy). Cases, tolerances and tests: tests/common/probe_equivalence.h, shared with the CUDA test.
-// Runs in CI on llvmpipe; a missing OpenGL fails, never skips.
+// decoder fixture, the built-in tiny model and the built-in stories260K (assets/stories260K).
+// Cases, tolerances and tests: tests/common/probe_equivalence.h, shared with the CUDA test. Runs in
+// CI on llvmpipe; a missing OpenGL fails, never skips.
 #include "core/backend/select.h"
 #include "tests/common/probe_equivalence.h"
 

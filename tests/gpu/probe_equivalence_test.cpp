@@ -1,6 +1,6 @@
 // The interventions (zero and mean ablation, edge knockouts), the logit lens, head effects, direct
 // logit attribution and run_intervened's weights on CUDA against the CPU, for every decoder
-// fixture, the built-in tiny model and stories260K (when ../shared/models has it). Cases,
+// fixture, the built-in tiny model and the built-in stories260K (assets/stories260K). Cases,
 // tolerances and tests: tests/common/probe_equivalence.h, shared with the opengl test. Skipped
 // (never passed) where no CUDA device exists.
 #include "tests/common/probe_equivalence.h"

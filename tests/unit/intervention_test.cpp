@@ -1,8 +1,8 @@
 // Interventions, the logit lens, head effects, direct logit attribution and value norms of every
 // decoder family against golden data from an independent float64 PyTorch reference
 // (tools/reference/intervention_reference.py, written by make_intervention_golden.py) on the
-// fixtures, the built-in tiny model and the real stories260K (../shared/models, skipped when the
-// folder is absent). Then what the golden files cannot say: the resumed pass equals the full one,
+// fixtures, the built-in tiny model and the built-in real stories260K (assets/stories260K, model
+// spec `stories`). Then what the golden files cannot say: the resumed pass equals the full one,
 // knocked-out edges are 0 in rows that sum to 1, and bad input is a UsageError naming it.
 #include <gtest/gtest.h>
 
@@ -29,10 +29,7 @@ constexpr double kTolerance = 2e-4;
 
 fs::path folder_of(const std::string& name) {
   if (name == "tiny-model") return fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "tiny_model";
-  if (name == "stories260K") {
-    if (const char* env = std::getenv("ATTNSCOPE_STORIES260K")) return env;
-    return fs::path(ATTNSCOPE_SOURCE_DIR).parent_path() / "shared" / "models" / "stories260K";
-  }
+  if (name == "stories260K") return fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "stories260K";
   return fs::path(ATTNSCOPE_FIXTURES) / name;
 }
 
@@ -66,8 +63,8 @@ struct Loaded {
 class InterventionGolden : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<Loaded> load() {
+    // Every folder is in the repository or built with it: a missing one is a failure, not a skip.
     const fs::path folder = folder_of(GetParam());
-    if (!fs::exists(folder / "config.json")) return nullptr;
     nlohmann::json g = golden("interventions/" + GetParam());
     auto l = std::unique_ptr<Loaded>(new Loaded{
         g, test::load_decoder_folder(folder), std::shared_ptr<Backend>(make_cpu_backend()), {}});
@@ -77,13 +74,8 @@ class InterventionGolden : public ::testing::TestWithParam<std::string> {
   }
 };
 
-#define LOAD_OR_SKIP(l)               \
-  std::unique_ptr<Loaded> l = load(); \
-  if (!l)                             \
-  GTEST_SKIP() << "no model folder for " << GetParam() << " (" << folder_of(GetParam()) << ")"
-
 TEST_P(InterventionGolden, PredictionsUnderAblationAndKnockoutMatchTheReference) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   const auto checked = l->g["checked_ids"].get<std::vector<int>>();
   double worst = 0;
   for (const auto& run : l->g["runs"]) {
@@ -99,7 +91,7 @@ TEST_P(InterventionGolden, PredictionsUnderAblationAndKnockoutMatchTheReference)
 }
 
 TEST_P(InterventionGolden, LogitLensMatchesTheReferenceAndEndsOnThePrediction) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   const auto checked = l->g["checked_ids"].get<std::vector<int>>();
   for (const auto& lens : l->g["lens"]) {
     const int at = lens["at"];
@@ -120,7 +112,7 @@ TEST_P(InterventionGolden, LogitLensMatchesTheReferenceAndEndsOnThePrediction) {
 }
 
 TEST_P(InterventionGolden, HeadEffectsMatchTheReference) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   const auto& e = l->g["effect"];
   double last_progress = 0;
   const Matrix effect = l->probe->head_effects(e["target"], [&](double f) { last_progress = f; });
@@ -132,7 +124,7 @@ TEST_P(InterventionGolden, HeadEffectsMatchTheReference) {
 }
 
 TEST_P(InterventionGolden, DirectLogitAttributionMatchesTheReferenceAndAddsUpToTheLogit) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   const auto& d = l->g["dla"];
   const Matrix dla = l->probe->direct_logit_attribution(d["target"]);
   const double scale = std::max(1.0, std::abs(d["logit"].get<double>()));
@@ -154,7 +146,7 @@ TEST_P(InterventionGolden, DirectLogitAttributionMatchesTheReferenceAndAddsUpToT
 }
 
 TEST_P(InterventionGolden, ValueNormsMatchTheReference) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   KvCache cache;
   DecoderRequest request;
   request.keep_value_norms = true;
@@ -176,7 +168,7 @@ TEST_P(InterventionGolden, ValueNormsMatchTheReference) {
 
 // The resumed pass (from the first layer touched) equals a full pass with the same interventions.
 TEST_P(InterventionGolden, ResumingAtTheFirstTouchedLayerEqualsAFullPass) {
-  LOAD_OR_SKIP(l);
+  const std::unique_ptr<Loaded> l = load();
   const int layers = l->probe->layers(), last = static_cast<int>(l->probe->tokens().size()) - 1;
   Interventions iv;
   iv.ablate = {{layers - 1, 0}};

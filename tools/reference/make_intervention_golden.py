@@ -5,8 +5,8 @@ real llama-style models, computed by the independent float64 reference (interven
     /usr/bin/python3 tools/reference/make_intervention_golden.py build/fixtures tests/data/golden/interventions
 
 Models: every decoder and GPT-2 fixture in the fixtures folder except the f16/bf16 GPT-2 copies and
-the BERT encoders, plus assets/tiny_model ("tiny-model") and /work/shared/models/stories260K
-("stories260K") when present (override with --extra name=folder ...). Each model first passes
+the BERT encoders, plus assets/tiny_model ("tiny-model") and assets/stories260K ("stories260K"),
+the two built-in trained models (override with --extra name=folder ...). Each model first passes
 intervention_reference.self_check (the clean run against the plain reference forward, the lens, the
 no-op interventions, the DLA sum); the script stops on the first failure.
 
@@ -27,7 +27,7 @@ from make_golden import DECODER_KINDS, GPT2_CASES, decoder_cases, rounded  # noq
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 EXTRA = {"tiny-model": os.path.join(REPO, "assets", "tiny_model"),
-         "stories260K": "/work/shared/models/stories260K"}
+         "stories260K": os.path.join(REPO, "assets", "stories260K")}
 SKIP = ("gpt2-tiny-f16", "gpt2-tiny-bf16")
 MAX_BYTES = 300_000  # above this, value_norm_weights keeps only layers 0 and L-1
 
