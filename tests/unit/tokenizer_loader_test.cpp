@@ -193,8 +193,8 @@ TEST_F(Loader, BrokenComponentsAreNamed) {
   EXPECT_NE(error().find("pre_tokenizer Split"), std::string::npos) << error();
   write_tokenizer_json([](nlohmann::json& j) { j["normalizer"] = {{"type", "Shout"}}; });
   EXPECT_NE(error().find("normalizer type \"Shout\""), std::string::npos) << error();
-  write_tokenizer_json([](nlohmann::json& j) { j["model"]["type"] = "Unigram"; });
-  EXPECT_NE(error().find("model type \"Unigram\""), std::string::npos) << error();
+  write_tokenizer_json([](nlohmann::json& j) { j["model"]["type"] = "WordLevel"; });
+  EXPECT_NE(error().find("model type \"WordLevel\""), std::string::npos) << error();
   write_tokenizer_json([](nlohmann::json& j) { j["model"]["unk_token"] = "<nope>"; });
   EXPECT_NE(error().find("unk_token \"<nope>\""), std::string::npos) << error();
   write("tokenizer.json", "{\"model\": ");

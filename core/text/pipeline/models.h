@@ -1,7 +1,7 @@
 #pragma once
-// tokenizer.json's "model": BPE and WordPiece, as Hugging Face's tokenizers runs them on one
-// pre-tokenized piece. Vocabulary checks (ids in range, no gigabyte tables from one huge id) are
-// done here once for every way of loading.
+// tokenizer.json's "model": BPE, WordPiece and Unigram, as Hugging Face's tokenizers runs them on
+// one pre-tokenized piece. Vocabulary checks (ids in range, no gigabyte tables from one huge id)
+// are done here once for every way of loading.
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -28,6 +28,8 @@ class Model {
   virtual const std::string* id_to_token(int id) const = 0;   // null if absent
   virtual int size() const = 0;                               // largest id + 1
   virtual int unk_id() const = 0;                             // -1 when none
+  // Whether an unk token shows the text it stands for rather than the unk piece (Unigram's do).
+  virtual bool unknown_shows_text() const { return false; }
   virtual std::string description() const = 0;
 };
 
@@ -53,6 +55,9 @@ struct WordPieceModelOptions {
 };
 std::unique_ptr<Model> make_wordpiece_model(PieceToId vocab, const WordPieceModelOptions& options,
                                             const std::string& where, int slack);
+
+// tokenizer.json's Unigram model (T5, XLM-RoBERTa, Marian): unigram_model.cpp.
+std::unique_ptr<Model> make_unigram_model(const nlohmann::json& json, const std::string& where);
 
 // From tokenizer.json's "model" object.
 std::unique_ptr<Model> make_model(const nlohmann::json& json, const std::string& where, int slack);

@@ -357,6 +357,7 @@ std::unique_ptr<Normalizer> make_normalizer_at(const nlohmann::json& json, const
     o.strip_accents = bool_field(json, "strip_accents", o.lowercase, here);  // null: as lowercase
     return make_bert_normalizer(o);
   }
+  if (type == "Precompiled") return make_precompiled_normalizer(json, here);
   if (type == "Sequence") {
     std::vector<std::unique_ptr<Normalizer>> steps;
     for (const nlohmann::json& step : array_field(json, "normalizers", here)) {

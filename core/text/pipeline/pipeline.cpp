@@ -110,6 +110,9 @@ class PipelineTokenizer final : public Tokenizer {
             t.id = m.id;
             const std::string* piece_text = p_.model->id_to_token(m.id);
             t.text = piece_text ? *piece_text : std::string();
+            if (m.id == p_.model->unk_id() && p_.model->unknown_shows_text())
+              t.text = word.text().substr(static_cast<std::size_t>(m.start),
+                                          static_cast<std::size_t>(m.end - m.start));
             t.start = original.start;
             t.end = original.end;
             t.unknown = m.id == p_.model->unk_id();

@@ -158,8 +158,9 @@ std::unique_ptr<Model> make_model(const nlohmann::json& json, const std::string&
     checked_vocab_size(vocab, where + " model.vocab", slack);
     return make_wordpiece_model(std::move(vocab), o, where, slack);
   }
+  if (type == "Unigram") return make_unigram_model(json, where);
   throw ModelError(where + ": model type \"" + type +
-                   "\" is not supported (BPE and WordPiece are)");
+                   "\" is not supported (BPE, WordPiece and Unigram are)");
 }
 
 }  // namespace attnscope::text
