@@ -7,8 +7,10 @@ script encodes itself, in SentencePiece's format (normalizer.cc / builder.cc):
 
   uint32 LE trie size in bytes | Darts-clone double array (uint32 units) | NUL-ended results
 
-usage: make_unigram_tokenizers.py NPM_DATA_DIR OUT_DIR
-writes OUT_DIR/<variant>/tokenizer.json for each variant and OUT_DIR/charsmap.bin.
+usage: make_unigram_tokenizers.py NPM_DATA_DIR OUT_DIR [CHARSMAP]
+writes OUT_DIR/<variant>/tokenizer.json for each variant and OUT_DIR/charsmap.bin. CHARSMAP, a
+file of a real SentencePiece precompiled_charsmap (e.g. nmt_nfkc.bin from the spm_precompiled
+crate), replaces the one built here.
 Standard library only; the output depends on nothing but the input vocabulary.
 """
 import base64
@@ -161,6 +163,9 @@ def main():
     pieces = mistral_pieces(npm_dir)
     scored = [[p, score(i, p)] for i, p in enumerate(pieces)]
     charsmap = make_charsmap(charsmap_rules())
+    if len(sys.argv) > 3 and sys.argv[3]:
+        with open(sys.argv[3], "rb") as f:
+            charsmap = f.read()
     precompiled = {"type": "Precompiled",
                    "precompiled_charsmap": base64.b64encode(charsmap).decode("ascii")}
     variants = {}

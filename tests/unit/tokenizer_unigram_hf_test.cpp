@@ -21,14 +21,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The generated files, made once per test program (about a second).
+// The generated files, made once per test program (about a second). ATTNSCOPE_CHARSMAP names a
+// real SentencePiece charsmap file to use instead of the generated one (README, "Tokenizers").
 const fs::path& generated_dir() {
   static const fs::path dir = [] {
     const fs::path out =
         fs::temp_directory_path() / ("attnscope_unigram_" + std::to_string(::getpid()));
-    const std::string command = "python3 '" +
-                                (testing::kToolsDir / "make_unigram_tokenizers.py").string() +
-                                "' '" + testing::kNpmData.string() + "' '" + out.string() + "'";
+    std::string command = "python3 '" +
+                          (testing::kToolsDir / "make_unigram_tokenizers.py").string() + "' '" +
+                          testing::kNpmData.string() + "' '" + out.string() + "'";
+    if (const char* charsmap = std::getenv("ATTNSCOPE_CHARSMAP")) {
+      command += " '";
+      command += charsmap;
+      command += "'";
+    }
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     return out;
   }();
@@ -46,57 +52,16 @@ const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new Cleanup);
 
 // What the charsmap rewrites, and what the vocabulary lacks, for the random texts.
 std::vector<std::string> normalizer_alphabet() {
-  return {"Ｈ",
-          "ｅ",
-          "ｌ",
-          "ｏ",
-          "１",
-          "！",
-          "ﬁ",
-          "ﬀ",
-          "ﬃ",
-          "\u00a0",
-          "\u2003",
-          "\u3000",
-          "\u202f",
-          "\u200b",
-          "\u00ad",
-          "\ufeff",
-          "\r\n",
-          "\r",
-          "\t",
-          "\n",
-          "e\u0301",
-          "a\u0308",
-          "A\u030a",
-          "n\u0303",
-          "ﬁ\u0301",
-          "™",
-          "…",
-          "½",
-          "①",
-          "Ⅻ",
-          "㎏",
-          "²",
-          "µ",
-          "Å",
-          "Ω",
-          "€",
-          "ß",
-          "£",
-          "¥",
-          "🤗",
-          "👍",
-          "👨‍👩‍👧",
-          "\u1100\u1161",
-          "가",
-          "e\u0301\u0302",
-          "  ",
-          "   ",
-          "<0x41>",
-          "▁",
-          "<unk>",
-          "<mask>"};
+  return {"Ｈ", "ｅ", "ｌ", "ｏ", "１", "！", "ﬁ", "ﬀ", "ﬃ", "\u00a0", "\u2003", "\u3000", "\u202f",
+          "\u200b", "\u00ad", "\ufeff", "\r\n", "\r", "\t", "\n", "e\u0301", "a\u0308", "A\u030a",
+          "n\u0303", "ﬁ\u0301", "™", "…", "½", "①", "Ⅻ", "㎏", "²", "µ", "Å", "Ω", "€", "ß", "£",
+          "¥", "🤗", "👍", "👨‍👩‍👧", "\u1100\u1161", "가", "e\u0301\u0302", "  ",
+          "   ", "<0x41>", "▁", "<unk>", "<mask>",
+          // Grapheme cluster material: marks, joiners, selectors, Hangul jamo, regional
+          // indicators, emoji modifiers, prepend and spacing marks, Thai, Devanagari.
+          "\u0301", "\u0308", "\u200d", "\u200c", "\ufe0f", "\u1100", "\u1161", "\u11a8",
+          "\U0001F1EB", "\U0001F1F7", "\U0001F3FD", "\u0600", "\u0903", "\u093e", "\u094d", "क",
+          "ष", "ก", "\u0e33", "\u0e48", "ड़", "\u3099", "か", "ｶ", "\uff9e", "𝔾", "𝕠"};
 }
 
 std::vector<std::string> inputs_for(const std::string& name) {
