@@ -10,6 +10,7 @@
 #include "core/model/bert/bert_network.h"
 #include "core/model/decoder/decoder_network.h"
 #include "core/model/decoder/decoder_spec.h"
+#include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "core/util/error.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -56,14 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)inspect_model_folder(folder);  // never throws
     if (folder == gpt2) {
-      // The modern families read the same config.json into a DecoderSpec (once per input).
+      // Every decoder family of the registry reads the same config.json into a DecoderSpec
+      // (once per input).
       try {
         const nlohmann::json config = nlohmann::json::parse(text);
-        using SpecFn = DecoderSpec (*)(const nlohmann::json&, const fs::path&);
-        for (SpecFn spec : {&llama_spec, &mistral_spec, &qwen2_spec, &qwen3_spec, &gemma2_spec,
-                            &gemma3_spec, &gpt2_spec}) {
+        for (const HfFamily& family : hf_families()) {
+          if (!family.decoder_spec) continue;
           try {
-            (void)spec(config, folder / "config.json");
+            (void)family.decoder_spec(config, folder / "config.json");
           } catch (const ModelError&) {
           }
         }

@@ -1,4 +1,4 @@
-// The decoder fixtures (llama, smollm, mistral, qwen2, qwen3, gemma2, gemma3_text, gpt2) and the
+// The decoder fixtures (tests/common/decoder_fixture_table.h: every family and GPT-2) and the
 // built-in tiny trained model on the opengl backend against the CPU: every layer's and head's
 // attention and the logits, for a whole sequence and then step by step through the KV cache (the
 // query offset and sliding windows of the mask). The same model code runs on both backends, so only
@@ -17,6 +17,7 @@
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/hf/hub_cache.h"
 #include "tests/common/decoder_fixture.h"
+#include "tests/common/decoder_fixture_table.h"
 
 namespace attnscope {
 namespace {
@@ -89,15 +90,8 @@ TEST_P(DecoderOpenGlEquivalence, AttentionAndLogitsMatchTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, DecoderOpenGlEquivalence,
-                         ::testing::Values("llama-tiny", "smollm-tiny", "mistral-tiny",
-                                           "qwen2-tiny", "qwen3-tiny", "gemma2-tiny", "gemma3-tiny",
-                                           "tiny", "gpt2-tiny-f32", "gpt2-tiny-bf16"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         ::testing::ValuesIn(test::plus(test::decoder_fixtures(), {"tiny"})),
+                         test::FixtureTestName());
 
 }  // namespace
 }  // namespace attnscope

@@ -1,4 +1,4 @@
-// The decoder fixtures (llama, smollm, mistral, qwen2, qwen3, gemma2, gemma3_text, gpt2) on CUDA
+// The decoder fixtures (tests/common/decoder_fixture_table.h: every family and GPT-2) on CUDA
 // against the CPU (and, through the CPU's tests, the float64 PyTorch reference): every layer's and
 // head's attention and the logits, for a whole sequence and step by step through the KV cache.
 // Skipped (never passed) where no CUDA device exists. The CPU keeps to float arithmetic
@@ -15,6 +15,7 @@
 #include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
 #include "tests/common/decoder_fixture.h"
+#include "tests/common/decoder_fixture_table.h"
 
 namespace attnscope {
 namespace {
@@ -67,15 +68,7 @@ TEST_P(DecoderCudaEquivalence, AttentionAndLogitsMatchTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, DecoderCudaEquivalence,
-                         ::testing::Values("llama-tiny", "smollm-tiny", "mistral-tiny",
-                                           "qwen2-tiny", "qwen3-tiny", "gemma2-tiny", "gemma3-tiny",
-                                           "gpt2-tiny-f32", "gpt2-tiny-bf16"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         ::testing::ValuesIn(test::decoder_fixtures()), test::FixtureTestName());
 
 }  // namespace
 }  // namespace attnscope

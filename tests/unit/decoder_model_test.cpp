@@ -19,6 +19,7 @@
 #include "core/model/registry.h"
 #include "core/trace/json_writer.h"
 #include "core/util/error.h"
+#include "tests/common/decoder_fixture_table.h"
 #include "tests/common/golden.h"
 #include "tests/common/shell.h"
 
@@ -75,16 +76,8 @@ TEST_P(DecoderModelTest, OpensByPathAndTracesEveryQueryHead) {
   EXPECT_EQ(doc["model"]["kv_heads"], info.kv_heads);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, DecoderModelTest,
-                         ::testing::Values("llama-tiny", "smollm-tiny", "mistral-tiny",
-                                           "qwen2-tiny", "qwen3-tiny", "gemma2-tiny",
-                                           "gemma3-tiny"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, DecoderModelTest, ::testing::ValuesIn(test::family_fixtures()),
+                         test::FixtureTestName());
 
 // Generation's trace equals one forward pass over the whole sequence of ids.
 void expect_matches_full_forward(const AttentionTrace& t, const std::string& fixture_name) {

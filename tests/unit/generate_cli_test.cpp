@@ -1,4 +1,4 @@
-// `attnscope export` and `attnscope generate` on the decoder fixtures of all seven families: the
+// `attnscope export` and `attnscope generate` on the decoder fixture of every family: the
 // trace contract (kind = model_type, kv_heads where the config has grouped-query attention,
 // generated tokens with their predictions) and the exit codes of shared/DESIGN.md.
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include "tests/common/decoder_fixture_table.h"
 
 namespace {
 
@@ -86,14 +87,9 @@ TEST_P(DecoderCli, ExportAndGenerate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, DecoderCli,
-                         ::testing::Values("llama-tiny", "mistral-tiny", "qwen2-tiny", "qwen3-tiny",
-                                           "gemma2-tiny", "gemma3-tiny", "gpt2-tiny-f32"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         ::testing::ValuesIn(attnscope::test::plus(
+                             attnscope::test::family_fixtures(), {"gpt2-tiny-f32"})),
+                         attnscope::test::FixtureTestName());
 
 TEST(GenerateCli, BadOptionsAreUsageErrors) {
   if (!fs::exists(attnscope_exe())) GTEST_SKIP() << "the app was not built";
