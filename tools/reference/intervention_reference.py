@@ -101,7 +101,8 @@ class InterventionDecoder(DecoderReference):
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
             window = s.windows[l]
             inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
-            q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
+            if s.rope_layers[l]:  # SmolLM3's NoPE layers rotate nothing
+                q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
             k_rep = k.repeat_interleave(group, dim=0)
             v_rep = v.repeat_interleave(group, dim=0)
             scores = q @ k_rep.transpose(-1, -2) * s.scale

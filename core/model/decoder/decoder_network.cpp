@@ -348,7 +348,7 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       backend.rms_norm(q, L.q_norm, s.norm_eps, s.norm_offset, q);
       backend.rms_norm(k_new, L.k_norm, s.norm_eps, s.norm_offset, k_new);
     }
-    if (s.positions == PositionKind::kRope) {
+    if (s.positions == PositionKind::kRope && layer.rope) {
       backend.rope(q, s.heads, dh, inv_freq, past);
       backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
     }

@@ -156,9 +156,16 @@ DecoderSpec common_decoder_spec(const nlohmann::json& config, const fs::path& wh
   }
   s.norm_eps = static_cast<float>(number(config, "rms_norm_eps", 1e-6, where));
   s.attention_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  const double theta = number(config, "rope_theta", 10000.0, where);
-  const nlohmann::json scaling =
+  double theta = number(config, "rope_theta", 10000.0, where);
+  nlohmann::json scaling =
       config.contains("rope_scaling") ? config["rope_scaling"] : nlohmann::json();
+  // transformers 5 saves both in one object: rope_parameters {rope_theta, rope_type, factor, …}.
+  if (const auto p = config.find("rope_parameters");
+      p != config.end() && p->is_object() &&
+      (p->contains("rope_theta") || p->contains("rope_type"))) {
+    theta = number(*p, "rope_theta", theta, where, "rope_parameters.");
+    if (scaling.is_null()) scaling = *p;
+  }
   s.rope = rope_spec(s.head_dim, theta, scaling, where);
   s.rope_local = s.rope;
   s.layer.assign(s.layers, DecoderLayerSpec{});

@@ -1,6 +1,7 @@
 #pragma once
 // The description of a decoder-only transformer that every family's config.json maps to: what
-// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2 and Gemma 3 is data here, not code.
+// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and SmolLM3 is data here,
+// not code.
 // One network (decoder_network.h) runs any description; a family is one file that fills it in
 // (families/*.cpp) plus one registration line (core/model/hf/hf_families.cpp).
 #include <filesystem>
@@ -35,6 +36,7 @@ struct RopeSpec {
 struct DecoderLayerSpec {
   int window = 0;  // sliding window in keys (key j visible to query i iff i - window < j); 0 = none
   bool local_rope = false;  // uses DecoderSpec::rope_local (Gemma 3's sliding layers)
+  bool rope = true;         // false: a NoPE layer, q and k not rotated (SmolLM3's no_rope_layers)
 };
 
 struct DecoderSpec {
@@ -104,6 +106,7 @@ DecoderSpec qwen2_spec(const nlohmann::json& config, const std::filesystem::path
 DecoderSpec qwen3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma3_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec smollm3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 
 }  // namespace attnscope

@@ -33,6 +33,7 @@ const std::vector<HfFamily>& hf_families() {
       {"gemma2", "Gemma2", decoder<gemma2_spec>, gemma2_spec, PositionScheme::kRotary},
       {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec,
        PositionScheme::kRotary},
+      {"smollm3", "SmolLM3", decoder<smollm3_spec>, smollm3_spec, PositionScheme::kRotary},
   };
   return families;
 }
