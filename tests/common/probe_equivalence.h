@@ -24,6 +24,7 @@
 #include "core/model/intervention.h"
 #include "core/model/registry.h"
 #include "tests/common/decoder_fixture.h"
+#include "tests/common/decoder_fixture_table.h"
 #include "tests/common/golden.h"
 
 namespace attnscope::test {
@@ -33,9 +34,8 @@ inline constexpr const char* kProbeText =
     "Once upon a time a little fox found a red ball in the garden, and she played with it all day.";
 
 inline std::vector<std::string> probe_models() {
-  return {"llama-tiny",     "smollm-tiny", "mistral-tiny", "qwen2-tiny",
-          "qwen3-tiny",     "gemma2-tiny", "gemma3-tiny",  "gpt2-tiny-f32",
-          "gpt2-tiny-bf16", "tiny-model",  "stories260K"};
+  // Every decoder fixture (tests/common/decoder_fixture_table.h) and the built-in models.
+  return plus(decoder_fixtures(), {"tiny-model", "stories260K"});
 }
 
 inline std::filesystem::path probe_model_folder(const std::string& name) {

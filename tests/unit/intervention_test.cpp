@@ -16,6 +16,7 @@
 #include "core/model/intervention.h"
 #include "core/util/error.h"
 #include "tests/common/decoder_fixture.h"
+#include "tests/common/decoder_fixture_table.h"
 #include "tests/common/golden.h"
 
 namespace attnscope {
@@ -184,8 +185,8 @@ TEST_P(InterventionGolden, ResumingAtTheFirstTouchedLayerEqualsAFullPass) {
 }
 
 std::vector<std::string> all_models() {
-  return {"llama-tiny",  "smollm-tiny", "mistral-tiny",  "qwen2-tiny", "qwen3-tiny",
-          "gemma2-tiny", "gemma3-tiny", "gpt2-tiny-f32", "tiny-model", "stories260K"};
+  // Every family's fixture (tests/common/decoder_fixture_table.h), GPT-2 and the built-in models.
+  return test::plus(test::family_fixtures(), {"gpt2-tiny-f32", "tiny-model", "stories260K"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Decoders, InterventionGolden, ::testing::ValuesIn(all_models()),
