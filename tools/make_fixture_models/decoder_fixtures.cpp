@@ -27,6 +27,7 @@ struct DecoderFixture {
   std::string name, model_type, dtype, tokenizer;
   int layers = 2, hidden = 32, heads = 4, kv_heads = 2, head_dim = 8, ff = 48, vocab = 0;
   bool tied = false, qkv_bias = false, qk_norm = false, gemma = false;  // gemma: (1+w), 4 norms
+  bool olmo2 = false;  // post-norms only; q/k norms over the whole projection
   int shards = 1;
   json extra;  // family-specific config.json keys
 };
@@ -79,12 +80,10 @@ std::vector<NamedTensor> decoder_tensors(const DecoderFixture& f, std::uint64_t 
   t.push_back(m.make("model.embed_tokens.weight", {f.vocab, f.hidden}, f.gemma ? 0.2 : 1.0));
   for (int l = 0; l < f.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    t.push_back(norm(p + "input_layernorm.weight", f.hidden));
+    if (!f.olmo2) t.push_back(norm(p + "input_layernorm.weight", f.hidden));
     t.push_back(norm(p + "post_attention_layernorm.weight", f.hidden));
-    if (f.gemma) {
-      t.push_back(norm(p + "pre_feedforward_layernorm.weight", f.hidden));
-      t.push_back(norm(p + "post_feedforward_layernorm.weight", f.hidden));
-    }
+    if (f.gemma) t.push_back(norm(p + "pre_feedforward_layernorm.weight", f.hidden));
+    if (f.gemma || f.olmo2) t.push_back(norm(p + "post_feedforward_layernorm.weight", f.hidden));
     // Large enough q/k weights that the attention is far from uniform.
     t.push_back(m.make(p + "self_attn.q_proj.weight", {q_out, f.hidden}, 2.5 * w_std));
     t.push_back(m.make(p + "self_attn.k_proj.weight", {kv_out, f.hidden}, 2.5 * w_std));
@@ -95,8 +94,8 @@ std::vector<NamedTensor> decoder_tensors(const DecoderFixture& f, std::uint64_t 
       t.push_back(m.make(p + "self_attn.v_proj.bias", {kv_out}, 0.3));
     }
     if (f.qk_norm) {
-      t.push_back(norm(p + "self_attn.q_norm.weight", f.head_dim));
-      t.push_back(norm(p + "self_attn.k_norm.weight", f.head_dim));
+      t.push_back(norm(p + "self_attn.q_norm.weight", f.olmo2 ? q_out : f.head_dim));
+      t.push_back(norm(p + "self_attn.k_norm.weight", f.olmo2 ? kv_out : f.head_dim));
     }
     t.push_back(m.make(p + "self_attn.o_proj.weight", {f.hidden, q_out}, w_std));
     t.push_back(m.make(p + "mlp.gate_proj.weight", {f.ff, f.hidden}, w_std));
@@ -297,6 +296,25 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                {"bos_token_id", 128000},
                {"eos_token_id", 128012}};
     all.push_back({f, 0x736d6f6c33ull});
+  }
+  {
+    // OLMo 2's own 100352-token vocabulary is not on npm; Llama 3's byte-level BPE stands in.
+    DecoderFixture f = named("olmo2-tiny", "olmo2", "F32", "llama3");
+    f.vocab = 128256;
+    f.layers = 3;
+    f.qk_norm = true;
+    f.olmo2 = true;
+    f.extra = {{"architectures", {"Olmo2ForCausalLM"}},
+               {"hidden_act", "silu"},
+               {"rms_norm_eps", 1e-6},
+               {"rope_theta", 500000.0},
+               {"rope_scaling", nullptr},
+               {"attention_bias", false},
+               {"attention_dropout", 0.0},
+               {"pad_token_id", 128004},
+               {"bos_token_id", nullptr},
+               {"eos_token_id", 128001}};
+    all.push_back({f, 0x6f6c6d6f32ull});
   }
   int with_tokenizer = 0;
   for (const auto& [f, seed] : all) with_tokenizer += write_decoder(out, npm, f, seed) ? 1 : 0;

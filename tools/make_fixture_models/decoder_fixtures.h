@@ -1,6 +1,7 @@
 #pragma once
-// The tiny decoder fixtures (Llama, SmolLM, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3): random
-// weights in the real Hugging Face layouts, with the real tokenizer files where they are found.
+// The tiny decoder fixtures (Llama, SmolLM, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3,
+// OLMo 2): random weights in the real Hugging Face layouts, with the real tokenizer files where
+// they are found.
 #include <filesystem>
 
 namespace fixture {

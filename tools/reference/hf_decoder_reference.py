@@ -1,9 +1,9 @@
 """An independent float64 reference for attnscope's decoder families: llama (Llama 2/3/3.1/3.2,
-TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text and smollm3.
+TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3 and olmo2.
 
 Written after Hugging Face transformers' modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
 modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modular_smollm3.py and
-configuration_smollm3.py, modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
+configuration_smollm3.py, modular_olmo2.py, modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
 without any attnscope code. One class per concept, the family differences spelled out where HF
 spells them. Run with /usr/bin/python3 (Debian's python3-torch).
 """
@@ -91,6 +91,9 @@ class Spec:
         self.eps = cfg.get("rms_norm_eps", 1e-6)
         self.gemma = t in ("gemma2", "gemma3_text")
         self.qk_norm = t in ("qwen3", "gemma3_text")
+        # OLMo 2 (modular_olmo2.py): no norm before attention or the MLP, RMSNorm on their outputs;
+        # q and k normed over the whole projection before the split into heads.
+        self.olmo2 = t == "olmo2"
         self.qkv_bias = t == "qwen2" or cfg.get("attention_bias", False)
         self.o_bias = cfg.get("attention_bias", False) and t != "qwen2"
         self.mlp_bias = cfg.get("mlp_bias", False)
@@ -189,6 +192,21 @@ class DecoderReference:
         y = x @ self.get(name + ".weight").T
         return y + self.get(name + ".bias") if bias else y
 
+    def qkv(self, h, p):
+        """q [heads, n, dh], k and v [kv_heads, n, dh] of the normed input h [n, d]; OLMo 2 norms q
+        and k over the whole projection first (Olmo2Attention.forward)."""
+        s = self.spec
+        n = h.shape[0]
+        q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias)
+        k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias)
+        v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias)
+        if s.olmo2:
+            q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, False)
+            k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, False)
+        return (q.view(n, s.heads, s.head_dim).transpose(0, 1),
+                k.view(n, s.kv_heads, s.head_dim).transpose(0, 1),
+                v.view(n, s.kv_heads, s.head_dim).transpose(0, 1))
+
     def forward(self, ids, last_logits_only=False):
         """ids: list -> dict with attention [layer][head, n, n], logits [n, V] (or [1, V] for the
         last position only), rotated q per layer [heads, n, dh] and k per layer [kv_heads, n, dh]
@@ -205,11 +223,9 @@ class DecoderReference:
         group = s.heads // s.kv_heads
         for l in range(s.layers):
             p = f"model.layers.{l}."
-            h = rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
-            q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias).view(n, s.heads, s.head_dim).transpose(0, 1)
-            k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
-            v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
-            if s.qk_norm:
+            h = x if s.olmo2 else rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
+            q, k, v = self.qkv(h, p)
+            if s.qk_norm:  # per head (Qwen3, Gemma 3)
                 q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, s.gemma)
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
             window = s.windows[l]
@@ -232,14 +248,17 @@ class DecoderReference:
                 a = rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
                 x = x + a
                 h = rms_norm(x, self.get(p + "pre_feedforward_layernorm.weight"), s.eps, True)
+            elif s.olmo2:
+                x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
+                h = x
             else:
                 x = x + a
                 h = rms_norm(x, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
             m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
                 self.linear(h, p + "mlp.up_proj", s.mlp_bias)
             m = self.linear(m, p + "mlp.down_proj", s.mlp_bias)
-            if s.gemma:
-                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, True)
+            if s.gemma or s.olmo2:
+                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, s.gemma)
             x = x + m
         if last_logits_only:
             x = x[-1:]

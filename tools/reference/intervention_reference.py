@@ -75,7 +75,8 @@ class InterventionDecoder(DecoderReference):
         self.kind, self.layers, self.heads, self.kv_heads = s.kind, s.layers, s.heads, s.kv_heads
         self.head_dim, self.hidden = s.head_dim, s.hidden
         self.vocab = self.cfg["vocab_size"]
-        self.post_attention_norm = s.gemma  # a norm right after the attention (Gemma's post-norms)
+        # A norm right after the attention (Gemma's post-norms, OLMo 2's only ones).
+        self.post_attention_norm = s.gemma or s.olmo2
 
     def run(self, ids, ablate=(), mode="zero", knockout=(), means=None):
         """The decoder forward of DecoderReference.forward with the interventions; returns residual
@@ -92,10 +93,8 @@ class InterventionDecoder(DecoderReference):
         group = s.heads // s.kv_heads
         for l in range(s.layers):
             p = f"model.layers.{l}."
-            h = rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
-            q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias).view(n, s.heads, s.head_dim).transpose(0, 1)
-            k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
-            v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias).view(n, s.kv_heads, s.head_dim).transpose(0, 1)
+            h = x if s.olmo2 else rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
+            q, k, v = self.qkv(h, p)
             if s.qk_norm:
                 q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, s.gemma)
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
@@ -119,14 +118,17 @@ class InterventionDecoder(DecoderReference):
             if s.gemma:
                 x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
                 h = rms_norm(x, self.get(p + "pre_feedforward_layernorm.weight"), s.eps, True)
+            elif s.olmo2:
+                x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
+                h = x
             else:
                 x = x + a
                 h = rms_norm(x, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
             m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
                 self.linear(h, p + "mlp.up_proj", s.mlp_bias)
             m = self.linear(m, p + "mlp.down_proj", s.mlp_bias)
-            if s.gemma:
-                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, True)
+            if s.gemma or s.olmo2:
+                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, s.gemma)
             x = x + m
             out["mlp_out"].append(m)
             out["residual"].append(x)
@@ -163,7 +165,7 @@ class InterventionDecoder(DecoderReference):
         if not self.post_attention_norm:
             return o
         g = self.get(f"model.layers.{l}.post_attention_layernorm.weight")
-        return o / torch.sqrt(a.pow(2).mean() + self.spec.eps) * (1.0 + g)
+        return o / torch.sqrt(a.pow(2).mean() + self.spec.eps) * ((1.0 + g) if self.spec.gemma else g)
 
     def final_norm_frozen(self, o, x_final):
         """A component o of the final residual x_final (one position) through the final norm with

@@ -91,8 +91,9 @@ void check_runnable(const DecoderSpec& s) {
   const std::string what = "a " + s.kind + " decoder";
   if (!s.gated_mlp && s.activation == MlpActivation::kSilu)
     throw ModelError(what + " with a plain (ungated) MLP needs a GELU activation, not silu");
-  if (s.norm == NormKind::kLayer && s.sandwich_norms)
-    throw ModelError(what + ": LayerNorm with sandwich norms is not supported");
+  if (s.norm == NormKind::kLayer && (s.post_norms || !s.pre_norms))
+    throw ModelError(what + ": LayerNorm only as pre-norms is supported");
+  if (!s.pre_norms && !s.post_norms) throw ModelError(what + " without any norm in its layers");
   if (s.positions == PositionKind::kLearned && s.max_positions <= 0)
     throw ModelError(what + " with learned positions needs max positions > 0");
 }
@@ -332,7 +333,10 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     const DecoderLayerSpec& layer = s.layer[l];
     const std::vector<float>& inv_freq = layer.local_rope ? s.rope_local.inv_freq : s.rope.inv_freq;
     // Attention block. The new keys and values go straight into the cache rows of their positions.
-    norm(x, L.input_norm, L.input_norm_bias, normed);
+    if (s.pre_norms)
+      norm(x, L.input_norm, L.input_norm_bias, normed);
+    else
+      backend.copy(x, normed);
     Tensor k_new = cache.k_[l].rows_view(past, n), v_new = cache.v_[l].rows_view(past, n);
     if (fused_qkv) {  // one projection [n x q·dh | kv·dh | kv·dh], split
       backend.linear(normed, *L.qkv, L.qkv_bias, qkv);
@@ -344,7 +348,7 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       backend.linear(normed, *L.k, L.k_bias, k_new);  // [n x kv·dh]
       backend.linear(normed, *L.v, L.v_bias, v_new);  // [n x kv·dh]
     }
-    if (s.qk_norm) {  // per head: the weight is [1 x dh]
+    if (s.qk_norm) {  // per head: the weight is [1 x dh]; whole projection: [1 x heads·dh]
       backend.rms_norm(q, L.q_norm, s.norm_eps, s.norm_offset, q);
       backend.rms_norm(k_new, L.k_norm, s.norm_eps, s.norm_offset, k_new);
     }
@@ -415,11 +419,12 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     backend.linear(context, *L.o, L.o_bias, projected);  // [n x hidden]
     if (request.keep_attention_output)
       out.attention_output[static_cast<std::size_t>(l)] = backend.download(projected);
-    if (s.sandwich_norms)
-      norm(projected, L.post_attention_norm, L.post_attention_norm_bias, projected);
+    if (s.post_norms) norm(projected, L.post_attention_norm, L.post_attention_norm_bias, projected);
     backend.add(x, projected);
     // MLP block: down(act(gate(h)) · up(h)), or down(act(up(h))).
-    if (s.sandwich_norms)
+    if (!s.pre_norms)
+      backend.copy(x, normed);
+    else if (s.post_norms)
       norm(x, L.pre_mlp_norm, L.pre_mlp_norm_bias, normed);
     else
       norm(x, L.post_attention_norm, L.post_attention_norm_bias, normed);
@@ -432,7 +437,7 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       backend.gelu(up, backend_gelu(s.activation));
       backend.linear(up, *L.down, L.down_bias, projected);
     }
-    if (s.sandwich_norms) norm(projected, L.post_mlp_norm, L.post_mlp_norm_bias, projected);
+    if (s.post_norms) norm(projected, L.post_mlp_norm, L.post_mlp_norm_bias, projected);
     backend.add(x, projected);
   }
   cache.length_ = m;

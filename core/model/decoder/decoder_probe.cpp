@@ -108,7 +108,7 @@ class DecoderProbe final : public Probe {
       Eigen::MatrixXd outs =
           network_.head_outputs(l, context_[static_cast<std::size_t>(l)].row(at), backend_)
               .cast<double>();
-      if (s.sandwich_norms) {  // the post-attention norm, its denominator frozen (whole output)
+      if (s.post_norms) {  // the post-attention norm, its denominator frozen (whole output)
         const Eigen::RowVectorXd a =
             attention_output_[static_cast<std::size_t>(l)].row(at).cast<double>();
         const double a_denom = std::sqrt(a.array().square().mean() + s.norm_eps);

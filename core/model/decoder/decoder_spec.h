@@ -1,6 +1,7 @@
 #pragma once
 // The description of a decoder-only transformer that every family's config.json maps to: what
-// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and SmolLM3 is data here,
+// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3 and OLMo 2 is data
+// here,
 // not code.
 // One network (decoder_network.h) runs any description; a family is one file that fills it in
 // (families/*.cpp) plus one registration line (core/model/hf/hf_families.cpp).
@@ -48,13 +49,18 @@ struct DecoderSpec {
   NormKind norm = NormKind::kRms;
   float norm_eps = 1e-6f;
   float norm_offset = 0.0f;
-  bool sandwich_norms = false;  // Gemma: normed again after attention and after the MLP
+  // Where the norms sit. pre_norms: before attention and before the MLP (every family but OLMo 2).
+  // post_norms: also on the attention's and the MLP's outputs before they join the residual
+  // stream (Gemma's sandwich with pre_norms; OLMo 2's only norms without).
+  bool pre_norms = true;
+  bool post_norms = false;
   PositionKind positions = PositionKind::kRope;
   // Gated: down(act(gate(x)) · up(x)); plain: down(act(up(x))) (GPT-2; GELU activations only).
   bool gated_mlp = true;
   MlpActivation activation = MlpActivation::kSilu;
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
-  bool qk_norm = false;            // per-head RMSNorm of q and k before RoPE (Qwen3, Gemma 3)
+  bool qk_norm = false;          // RMSNorm of q and k before RoPE: per head (Qwen3, Gemma 3) or
+  bool qk_norm_per_head = true;  // over the whole projection (OLMo 2: weights [heads·dh], [kv·dh])
   float attention_scale = 0.0f;    // 1/√head_dim, or query_pre_attn_scalar^-½
   float attention_softcap = 0.0f;  // scores = cap · tanh(scores / cap); 0 = none (Gemma 2)
   float final_softcap = 0.0f;      // same on the logits (Gemma 2)
@@ -106,6 +112,7 @@ DecoderSpec qwen2_spec(const nlohmann::json& config, const std::filesystem::path
 DecoderSpec qwen3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma3_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec olmo2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec smollm3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 

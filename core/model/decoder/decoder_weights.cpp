@@ -127,10 +127,13 @@ void read_llama_named(DecoderTensorReader& r, const DecoderSpec& s, DecoderFileW
     if (progress) progress(static_cast<double>(i) / s.layers, "reading layer " + std::to_string(i));
     const std::string p = "model.layers." + std::to_string(i) + ".";
     DecoderLayerFileWeights l;
-    l.input_norm = r.vector(p + "input_layernorm.weight", s.hidden);
+    // Llama: input_layernorm, post_attention_layernorm (before the MLP). Gemma: both, then
+    // pre_ and post_feedforward_layernorm. OLMo 2: post_attention_layernorm (on the attention's
+    // output) and post_feedforward_layernorm only.
+    if (s.pre_norms) l.input_norm = r.vector(p + "input_layernorm.weight", s.hidden);
     l.post_attention_norm = r.vector(p + "post_attention_layernorm.weight", s.hidden);
-    if (s.sandwich_norms) {
-      l.pre_mlp_norm = r.vector(p + "pre_feedforward_layernorm.weight", s.hidden);
+    if (s.post_norms) {
+      if (s.pre_norms) l.pre_mlp_norm = r.vector(p + "pre_feedforward_layernorm.weight", s.hidden);
       l.post_mlp_norm = r.vector(p + "post_feedforward_layernorm.weight", s.hidden);
     }
     if (s.norm == NormKind::kLayer) {
@@ -138,8 +141,8 @@ void read_llama_named(DecoderTensorReader& r, const DecoderSpec& s, DecoderFileW
       l.post_attention_norm_bias = r.vector(p + "post_attention_layernorm.bias", s.hidden);
     }
     if (s.qk_norm) {
-      l.q_norm = r.vector(p + "self_attn.q_norm.weight", s.head_dim);
-      l.k_norm = r.vector(p + "self_attn.k_norm.weight", s.head_dim);
+      l.q_norm = r.vector(p + "self_attn.q_norm.weight", s.qk_norm_per_head ? s.head_dim : q_out);
+      l.k_norm = r.vector(p + "self_attn.k_norm.weight", s.qk_norm_per_head ? s.head_dim : kv_out);
     }
     l.q = r.matrix(p + "self_attn.q_proj.weight", q_out, s.hidden);
     l.k = r.matrix(p + "self_attn.k_proj.weight", kv_out, s.hidden);
@@ -164,7 +167,7 @@ void read_llama_named(DecoderTensorReader& r, const DecoderSpec& s, DecoderFileW
 // stores [in x out]; c_attn is q, k and v side by side.
 void read_gpt2_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderSpec& s,
                      DecoderFileWeights& w, const ProgressFn& progress) {
-  if (s.gated_mlp || s.norm != NormKind::kLayer || s.sandwich_norms || s.qk_norm)
+  if (s.gated_mlp || s.norm != NormKind::kLayer || s.post_norms || s.qk_norm)
     throw ModelError(c.folder().string() +
                      ": GPT-2's tensors hold a plain MLP and LayerNorms, not what the config asks");
   const std::string t = c.has("transformer.wte.weight") ? "transformer." : "";

@@ -34,6 +34,7 @@ const std::vector<HfFamily>& hf_families() {
       {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec,
        PositionScheme::kRotary},
       {"smollm3", "SmolLM3", decoder<smollm3_spec>, smollm3_spec, PositionScheme::kRotary},
+      {"olmo2", "Olmo2", decoder<olmo2_spec>, olmo2_spec, PositionScheme::kRotary},
   };
   return families;
 }

@@ -14,7 +14,7 @@ namespace attnscope {
 void gemma_common(const nlohmann::json& config, const std::filesystem::path& where,
                   DecoderSpec& s) {
   s.norm_offset = 1.0f;
-  s.sandwich_norms = true;
+  s.post_norms = true;
   s.embedding_scale = std::sqrt(static_cast<float>(s.hidden));
   s.scale_embedding_in_weight_dtype = true;
   const float scalar =
