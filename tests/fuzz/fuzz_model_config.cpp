@@ -57,14 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)inspect_model_folder(folder);  // never throws
     if (folder == gpt2) {
-      // Every decoder family of the registry reads the same config.json into a DecoderSpec
-      // (once per input).
+      // Every family of the registry reads the same config.json into its DecoderSpec or
+      // EncoderSpec (once per input).
       try {
         const nlohmann::json config = nlohmann::json::parse(text);
         for (const HfFamily& family : hf_families()) {
-          if (!family.decoder_spec) continue;
           try {
-            (void)family.decoder_spec(config, folder / "config.json");
+            if (family.decoder_spec) (void)family.decoder_spec(config, folder / "config.json");
+            if (family.encoder_spec) (void)family.encoder_spec(config, folder / "config.json");
           } catch (const ModelError&) {
           }
         }

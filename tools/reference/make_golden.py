@@ -1,6 +1,8 @@
 """Writes tests/data/golden/*.json from the fixture models with the independent reference.
 
-    /usr/bin/python3 tools/reference/make_golden.py build/fixtures tests/data/golden
+    /usr/bin/python3 tools/reference/make_golden.py build/fixtures tests/data/golden [NAME ...]
+
+With NAMEs, only those fixtures' goldens are written.
 
 The reference runs in float64, so the golden numbers are the exact answer for the stored weights;
 attnscope (float32) must match them within 1e-4.
@@ -31,6 +33,27 @@ BERT_CASES = [
     [101, 7592, 1010, 2026, 2171, 2003, 100, 1998, 1045, 2066, 2000, 4521, 30521, 999, 103, 102],
 ]
 FULL = ["gpt2-tiny-f32", "bert-tiny-uncased-f32"]  # every case; the f16/bf16 variants: the last
+# The encoders after BERT: a sentence ("The cat sat on the MAT." as the fixture's tokenizer writes
+# it, with the family's specials), the specials alone, the pair "The cat sat" / "it was tired." as
+# tokenizer(a, b) writes it (RoBERTa: <s> a </s></s> b </s>, one token type; DistilBERT: no types),
+# and ids that reach the ends of the vocabulary with a padding token inside (RoBERTa's positions
+# skip it: create_position_ids_from_input_ids). RoBERTa also gets 64 tokens, the most its 66
+# position rows hold.
+ROBERTA_CASES = [
+    [0, 468, 3801, 3336, 323, 266, 36779, 17, 2],
+    [0, 2],
+    [0, 468, 3801, 3336, 2, 2, 274, 377, 10036, 17, 2],
+    [0, 15500, 50264, 999, 224, 1, 2128, 50263, 50260, 4, 2],
+    [0] + [(i * 7919 + 13) % 50265 for i in range(62)] + [2],
+]
+XLMR_CASES = [
+    [0, 160, 22, 15, 13, 15, 101, 17, 96, 707, 28441, 2],
+    [0, 2],
+    [0, 160, 22, 15, 13, 15, 2, 2, 123, 148, 6, 1105, 28441, 2],
+    [0, 22283, 31708, 1271, 28423, 1, 1063, 31707, 4, 2],
+]
+DISTILBERT_CASES = [c if isinstance(c, list) else c[0] for c in BERT_CASES]
+ENCODER_CASES = {"roberta": ROBERTA_CASES, "xlm-roberta": XLMR_CASES, "distilbert": DISTILBERT_CASES}
 
 
 def rounded(t):
@@ -41,8 +64,8 @@ def rounded(t):
 def golden_for(folder, name):
     model, cfg = load_model(folder)
     kind = cfg["model_type"]
-    cases = GPT2_CASES if kind == "gpt2" else BERT_CASES
-    if name not in FULL:
+    cases = GPT2_CASES if kind == "gpt2" else ENCODER_CASES.get(kind, BERT_CASES)
+    if name not in FULL and kind not in ENCODER_CASES:
         cases = cases[-1:]
     out = {"model": name, "kind": kind, "reference": "tools/reference/hf_reference.py (float64)", "cases": []}
     with torch.no_grad():
@@ -112,9 +135,11 @@ def decoder_golden(folder, name):
 
 
 def main():
-    fixtures, golden_dir = sys.argv[1], sys.argv[2]
+    fixtures, golden_dir, only = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(golden_dir, exist_ok=True)
     for name in sorted(os.listdir(fixtures)):
+        if only and name not in only:
+            continue
         folder = os.path.join(fixtures, name)
         if not os.path.isfile(os.path.join(folder, "config.json")):
             continue

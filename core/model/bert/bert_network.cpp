@@ -1,40 +1,14 @@
 #include "core/model/bert/bert_network.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "core/model/hf/hf_families.h"
 #include "core/model/transformer/hf_weights.h"
 #include "core/util/error.h"
 
 namespace attnscope {
 namespace {
-
-BertConfig read_config(const std::filesystem::path& path) {
-  const nlohmann::json j = read_json_file(path);
-  BertConfig c;
-  c.layers = config_int(j, "num_hidden_layers", -1, path);
-  c.heads = config_int(j, "num_attention_heads", -1, path);
-  c.d_model = config_int(j, "hidden_size", -1, path);
-  c.d_ff = config_int(j, "intermediate_size", 4 * c.d_model, path);
-  c.positions = config_int(j, "max_position_embeddings", 512, path);
-  c.type_vocab = config_int(j, "type_vocab_size", 2, path);
-  c.vocab = config_int(j, "vocab_size", 30522, path);
-  c.ln_eps = config_float(j, "layer_norm_eps", 1e-12f, path);
-  const std::string act = config_string(j, "hidden_act", "gelu", path);
-  if (act == "gelu")
-    c.gelu = Gelu::kErf;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    c.gelu = Gelu::kTanh;
-  else
-    throw ModelError(path.string() + ": hidden_act '" + act + "' is not supported");
-  const std::string pos = config_string(j, "position_embedding_type", "absolute", path);
-  if (pos != "absolute")
-    throw ModelError(path.string() + ": position_embedding_type '" + pos + "' is not supported");
-  if (c.d_model % c.heads != 0)
-    throw ModelError(path.string() + ": hidden_size (" + std::to_string(c.d_model) +
-                     ") is not a multiple of num_attention_heads (" + std::to_string(c.heads) +
-                     ")");
-  return c;
-}
 
 TransformerShape shape_of(const BertConfig& c) {
   return {c.d_model, c.heads, c.d_ff, c.gelu, /*causal=*/false};
@@ -55,11 +29,18 @@ LinearWeights fuse_qkv(const LinearWeights& q, const LinearWeights& k, const Lin
 }  // namespace
 
 BertNetwork BertNetwork::load(const std::filesystem::path& folder, const ProgressFn& progress) {
-  const BertConfig c = read_config(folder / "config.json");
+  const std::filesystem::path path = folder / "config.json";
+  return load(folder, encoder_spec_of(read_json_file(path), path), progress);
+}
+
+BertNetwork BertNetwork::load(const std::filesystem::path& folder, const EncoderSpec& spec,
+                              const ProgressFn& progress) {
+  const BertConfig& c = spec.config;
+  const EncoderTensorNames& n = spec.names;
   const Checkpoint file = Checkpoint::open(folder);  // model.safetensors, or shards
-  // BertForMaskedLM / BertForPreTraining save "bert.…"; cls.*, pooler and position_ids buffers are
-  // never asked for. Checkpoints converted from TensorFlow name LayerNorm's parameters gamma/beta.
-  const HfWeightReader r(file, {"bert."});
+  // Heads (cls.*, lm_head.*, vocab_*), the pooler and position_ids buffers are never asked for.
+  // Checkpoints converted from TensorFlow name LayerNorm's parameters gamma/beta.
+  const HfWeightReader r(file, n.prefixes);
   const int d = c.d_model;
   auto ln = [&](const std::string& name) {
     return LayerNormWeights{r.get({name + ".weight", name + ".gamma"}, 1, d),
@@ -69,24 +50,24 @@ BertNetwork BertNetwork::load(const std::filesystem::path& folder, const Progres
     return LinearWeights{r.get(name + ".weight", out, in), r.get(name + ".bias", 1, out), true};
   };
   BertWeights w;
-  w.word = r.get("embeddings.word_embeddings.weight", c.vocab, d);
-  w.position = r.get("embeddings.position_embeddings.weight", c.positions, d);
-  w.type = r.get("embeddings.token_type_embeddings.weight", c.type_vocab, d);
-  w.ln_embeddings = ln("embeddings.LayerNorm");
+  w.word = r.get(n.word, c.vocab, d);
+  w.position = r.get(n.position, c.positions, d);
+  if (c.type_vocab > 0) w.type = r.get(n.token_type, c.type_vocab, d);
+  w.ln_embeddings = ln(n.embeddings_norm);
   for (int i = 0; i < c.layers; ++i) {
     if (progress) progress(static_cast<double>(i) / c.layers, "loading layer " + std::to_string(i));
-    const std::string p = "encoder.layer." + std::to_string(i);
+    const std::string p = n.layer + std::to_string(i) + ".";
     TransformerLayerWeights l;
     // Separate statements: the missing-tensor message names the first one missing, in order.
-    const LinearWeights q = linear(p + ".attention.self.query", d, d);
-    const LinearWeights k = linear(p + ".attention.self.key", d, d);
-    const LinearWeights v = linear(p + ".attention.self.value", d, d);
+    const LinearWeights q = linear(p + n.query, d, d);
+    const LinearWeights k = linear(p + n.key, d, d);
+    const LinearWeights v = linear(p + n.value, d, d);
     l.qkv = fuse_qkv(q, k, v);
-    l.attention_out = linear(p + ".attention.output.dense", d, d);
-    l.ln_attention = ln(p + ".attention.output.LayerNorm");
-    l.mlp_up = linear(p + ".intermediate.dense", d, c.d_ff);
-    l.mlp_down = linear(p + ".output.dense", c.d_ff, d);
-    l.ln_mlp = ln(p + ".output.LayerNorm");
+    l.attention_out = linear(p + n.attention_out, d, d);
+    l.ln_attention = ln(p + n.attention_norm);
+    l.mlp_up = linear(p + n.mlp_up, d, c.d_ff);
+    l.mlp_down = linear(p + n.mlp_down, c.d_ff, d);
+    l.ln_mlp = ln(p + n.mlp_norm);
     w.layers.push_back(std::move(l));
   }
   if (progress) progress(1.0, "loaded");
@@ -115,17 +96,17 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
   const auto t0 = std::chrono::steady_clock::now();
   const int n = static_cast<int>(ids.size());
   const int d = config_.d_model;
-  check_token_ids(ids, config_.positions, config_.vocab, "BERT");
+  check_token_ids(ids, config_.max_tokens(), config_.vocab, "BERT");
   if (token_types) {
     if (static_cast<int>(token_types->size()) != n)
       throw UsageError("BERT: " + std::to_string(token_types->size()) + " token types for " +
                        std::to_string(n) + " tokens");
     for (int t : *token_types)
-      if (t < 0 || t >= config_.type_vocab)
+      if (t < 0 || t >= std::max(config_.type_vocab, 1))
         throw UsageError("BERT: token type " + std::to_string(t) + " is outside 0.." +
-                         std::to_string(config_.type_vocab - 1));
+                         std::to_string(std::max(config_.type_vocab, 1) - 1));
   }
-  AttentionTrace trace = empty_trace("bert", config_.layers, config_.heads, backend);
+  AttentionTrace trace = empty_trace(config_.kind, config_.layers, config_.heads, backend);
   if (n == 0) return trace;
 
   const std::shared_ptr<const BertWeights> w = device_.get(backend, [&](Backend& b) {
@@ -136,17 +117,25 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
     return dw;  // the embedding tables stay on the host: the lookup happens there
   });
 
-  // x[i] = word[id_i] + position[i] + type[type_i]   [n x d], then LayerNorm on the backend.
+  // x[i] = word[id_i] + position[p_i] + type[type_i]   [n x d], then LayerNorm on the backend.
+  // p_i = i (BERT), or RoBERTa's padding_idx + (non-padding tokens up to i), padding_idx for a
+  // padding token (create_position_ids_from_input_ids).
+  const int padding_idx = config_.position_padding_idx;
   Matrix e(n, d);
+  int non_padding = 0;
   for (int i = 0; i < n; ++i) {
     const Eigen::Map<const RowVector> word(
         host_->word.data + static_cast<std::ptrdiff_t>(ids[i]) * d, d);
-    const Eigen::Map<const RowVector> pos(host_->position.data + static_cast<std::ptrdiff_t>(i) * d,
+    int p = i;
+    if (padding_idx >= 0) p = ids[i] == padding_idx ? padding_idx : padding_idx + ++non_padding;
+    const Eigen::Map<const RowVector> pos(host_->position.data + static_cast<std::ptrdiff_t>(p) * d,
                                           d);
-    const int type = token_types ? (*token_types)[i] : 0;
-    const Eigen::Map<const RowVector> type_row(
-        host_->type.data + static_cast<std::ptrdiff_t>(type) * d, d);
-    e.row(i) = word + pos + type_row;
+    e.row(i) = word + pos;
+    if (config_.type_vocab > 0) {
+      const int type = token_types ? (*token_types)[i] : 0;
+      e.row(i) +=
+          Eigen::Map<const RowVector>(host_->type.data + static_cast<std::ptrdiff_t>(type) * d, d);
+    }
   }
   const Tensor embedded = backend.upload(e);
   Tensor x = backend.alloc(n, d);

@@ -1,30 +1,20 @@
 #pragma once
-// BERT's encoder on token ids (no tokenizer here: bert_model.cpp adds it). Bidirectional,
-// learned positions and token types, post-LayerNorm, gelu (erf form).
+// BERT's encoder on token ids (no tokenizer here: bert_model.cpp adds it), and that of every
+// family an EncoderSpec describes (RoBERTa, XLM-R, DistilBERT). Bidirectional, learned positions
+// and token types, post-LayerNorm, gelu.
 #include <filesystem>
 #include <vector>
 
+#include "core/model/bert/encoder_spec.h"
 #include "core/model/model.h"
 #include "core/model/transformer/transformer_blocks.h"
 
 namespace attnscope {
 
-struct BertConfig {
-  int layers = 12;
-  int heads = 12;
-  int d_model = 768;
-  int d_ff = 3072;
-  int positions = 512;  // max_position_embeddings
-  int type_vocab = 2;
-  int vocab = 30522;
-  float ln_eps = 1e-12f;
-  Gelu gelu = Gelu::kErf;
-};
-
 struct BertWeights {
   Tensor word;      // [vocab x d]
   Tensor position;  // [positions x d]
-  Tensor type;      // [type_vocab x d]
+  Tensor type;      // [type_vocab x d]; none when type_vocab is 0
   LayerNormWeights ln_embeddings;
   std::vector<TransformerLayerWeights> layers;
 };
@@ -35,15 +25,19 @@ struct BertOutputs {
 
 class BertNetwork {
  public:
-  // config.json + model.safetensors of `folder`. Throws ModelError.
+  // config.json + model.safetensors of `folder`, the family by config.json's model_type (BERT when
+  // it names none). Throws ModelError.
   static BertNetwork load(const std::filesystem::path& folder, const ProgressFn& progress = {});
+  static BertNetwork load(const std::filesystem::path& folder, const EncoderSpec& spec,
+                          const ProgressFn& progress = {});
   BertNetwork(BertConfig config, BertWeights host_weights);
 
   const BertConfig& config() const { return config_; }
 
   // Every layer's and head's attention for `ids` (special tokens included, at most
-  // config().positions; else UsageError). `token_types`: one per id, each below
-  // config().type_vocab (else UsageError); nullptr: one sentence, every type 0.
+  // config().max_tokens(); else UsageError). `token_types`: one per id, each below
+  // config().type_vocab (else UsageError; a family without types takes only 0s); nullptr: one
+  // sentence, every type 0.
   AttentionTrace forward_ids(const std::vector<int>& ids, Backend& backend,
                              BertOutputs* outputs = nullptr,
                              const std::vector<int>* token_types = nullptr) const;

@@ -7,9 +7,11 @@
 namespace attnscope {
 namespace {
 
-std::shared_ptr<const Model> bert(const std::filesystem::path& folder, const nlohmann::json&,
-                                  const ProgressFn& progress) {
-  return load_bert_model(folder, progress);
+// An encoder family: its config.json mapping, then the one encoder network.
+template <EncoderSpec (*Spec)(const nlohmann::json&, const std::filesystem::path&)>
+std::shared_ptr<const Model> encoder(const std::filesystem::path& folder,
+                                     const nlohmann::json& config, const ProgressFn& progress) {
+  return load_bert_model(folder, Spec(config, folder / "config.json"), progress);
 }
 // A decoder family: its config.json mapping, then the one decoder network.
 template <DecoderSpec (*Spec)(const nlohmann::json&, const std::filesystem::path&)>
@@ -24,7 +26,8 @@ const std::vector<HfFamily>& hf_families() {
   static const std::vector<HfFamily> families = {
       // GPT-2's wpe and BERT's position_embeddings: one learned vector per position.
       {"gpt2", "GPT2", decoder<gpt2_spec>, gpt2_spec, PositionScheme::kLearned},
-      {"bert", "Bert", bert, nullptr, PositionScheme::kLearned},
+      {"bert", "Bert", encoder<bert_encoder_spec>, nullptr, PositionScheme::kLearned,
+       bert_encoder_spec},
       // The other decoders' DecoderSpec carries a RopeSpec: the decoder network rotates q and k.
       {"llama", "Llama", decoder<llama_spec>, llama_spec, PositionScheme::kRotary},
       {"mistral", "Mistral", decoder<mistral_spec>, mistral_spec, PositionScheme::kRotary},
@@ -33,8 +36,18 @@ const std::vector<HfFamily>& hf_families() {
       {"gemma2", "Gemma2", decoder<gemma2_spec>, gemma2_spec, PositionScheme::kRotary},
       {"gemma3_text", "Gemma3ForCausalLM", decoder<gemma3_spec>, gemma3_spec,
        PositionScheme::kRotary},
+      // Gemma 3 4B and larger as released: the text model of Gemma3ForConditionalGeneration.
+      {"gemma3", "Gemma3ForConditionalGeneration", decoder<gemma3_multimodal_spec>,
+       gemma3_multimodal_spec, PositionScheme::kRotary},
       {"smollm3", "SmolLM3", decoder<smollm3_spec>, smollm3_spec, PositionScheme::kRotary},
       {"olmo2", "Olmo2", decoder<olmo2_spec>, olmo2_spec, PositionScheme::kRotary},
+      // Encoders after BERT: RoBERTa's and XLM-R's positions start after padding_idx.
+      {"roberta", "Roberta", encoder<roberta_encoder_spec>, nullptr, PositionScheme::kLearned,
+       roberta_encoder_spec},
+      {"xlm-roberta", "XLMRoberta", encoder<xlm_roberta_encoder_spec>, nullptr,
+       PositionScheme::kLearned, xlm_roberta_encoder_spec},
+      {"distilbert", "DistilBert", encoder<distilbert_encoder_spec>, nullptr,
+       PositionScheme::kLearned, distilbert_encoder_spec},
   };
   return families;
 }
@@ -71,6 +84,21 @@ PositionScheme position_scheme_of(const std::string& kind) {
   for (const HfFamily& f : hf_families())
     if (f.model_type == kind) return f.positions;
   return PositionScheme::kUnknown;
+}
+
+EncoderSpec encoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where) {
+  const HfFamily* family = find_hf_family(config);
+  if (!family && !config.contains("model_type") && !config.contains("architectures"))
+    return bert_encoder_spec(config, where);
+  if (!family || !family->encoder_spec) {
+    std::string known;
+    for (const HfFamily& f : hf_families())
+      if (f.encoder_spec) known += (known.empty() ? "" : ", ") + f.model_type;
+    const auto type = config.find("model_type");
+    throw ModelError(where.string() + ": expected an encoder model_type (" + known + "), found " +
+                     (type == config.end() ? std::string("none") : type->dump()));
+  }
+  return family->encoder_spec(config, where);
 }
 
 DecoderSpec decoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where) {

@@ -1,7 +1,8 @@
 #pragma once
 // The model families attnscope opens from Hugging Face folders, by config.json's model_type: one
 // line each in hf_families.cpp. A decoder family (GPT-2 among them) is a DecoderSpec mapping
-// (core/model/decoder/families/*.cpp); BERT, an encoder, has a loader of its own.
+// (core/model/decoder/families/*.cpp), an encoder family (BERT, RoBERTa, XLM-R, DistilBERT) an
+// EncoderSpec mapping (core/model/bert/families/*.cpp).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/bert/encoder_spec.h"
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/model.h"
 
@@ -19,6 +21,8 @@ using HfLoader = std::shared_ptr<const Model> (*)(const std::filesystem::path& f
                                                   const ProgressFn& progress);
 
 using DecoderSpecFn = DecoderSpec (*)(const nlohmann::json& config,
+                                      const std::filesystem::path& where);
+using EncoderSpecFn = EncoderSpec (*)(const nlohmann::json& config,
                                       const std::filesystem::path& where);
 
 // How a family tells the attention where each token is.
@@ -34,6 +38,7 @@ struct HfFamily {
   HfLoader load;
   DecoderSpecFn decoder_spec = nullptr;  // a decoder family's config.json mapping (else null)
   PositionScheme positions = PositionScheme::kUnknown;
+  EncoderSpecFn encoder_spec = nullptr;  // an encoder family's config.json mapping (else null)
 };
 
 const std::vector<HfFamily>& hf_families();
@@ -44,6 +49,10 @@ const HfFamily* find_hf_family(const nlohmann::json& config);
 // The position scheme of the family whose model_type is `kind` (ModelInfo::kind); kUnknown when
 // no family has it.
 PositionScheme position_scheme_of(const std::string& kind);
+
+// The EncoderSpec of an encoder family's config; BERT's for a config that names no family (neither
+// model_type nor architectures); throws ModelError for another family's config.
+EncoderSpec encoder_spec_of(const nlohmann::json& config, const std::filesystem::path& where);
 
 // The DecoderSpec of a decoder family's config (`where` names config.json in errors); throws
 // ModelError when the config is not one of the decoder families.

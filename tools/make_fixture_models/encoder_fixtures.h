@@ -1,0 +1,18 @@
+#pragma once
+// The tiny encoder fixtures after BERT (RoBERTa, XLM-RoBERTa, DistilBERT): random weights in the
+// real Hugging Face layouts and config keys, with real tokenizers where their inputs are found.
+#include <filesystem>
+
+namespace fixture {
+
+// Writes roberta-tiny, xlm-roberta-tiny and distilbert-tiny under `out`. `gpt2_vocab`: the folder
+// with GPT-2's encoder.json and vocab.bpe (RoBERTa's byte-level BPE); `xlmr_tokenizer`: the
+// XLM-R-like tokenizer.json tests/tools/make_unigram_tokenizers.py builds; `bert_vocab`: BERT's
+// uncased vocab.txt (DistilBERT). An empty or missing one leaves that folder without a tokenizer
+// (the id-based golden tests need none). Returns how many got a tokenizer.
+int write_encoder_fixtures(const std::filesystem::path& out,
+                           const std::filesystem::path& gpt2_vocab,
+                           const std::filesystem::path& xlmr_tokenizer,
+                           const std::filesystem::path& bert_vocab_txt);
+
+}  // namespace fixture
