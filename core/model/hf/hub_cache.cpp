@@ -339,6 +339,12 @@ std::string model_type_name(const nlohmann::json& config) {
   return "unknown";
 }
 
+std::string ignored_parts_note(const nlohmann::json& config) {
+  const auto vision = config.find("vision_config");
+  if (vision == config.end() || vision->is_null()) return "";
+  return "text model only; the vision tower is not loaded";
+}
+
 WeightsStatus find_weights(const fs::path& folder) {
   if (is_file(folder / "model.safetensors") || is_file(folder / "model.safetensors.index.json"))
     return WeightsStatus::safetensors;
@@ -360,7 +366,7 @@ FolderInspection inspect_model_folder(const fs::path& folder) {
     return {"unsupported", "model type " + model_type_name(config) + " is not supported yet"};
   switch (find_weights(folder)) {
     case WeightsStatus::safetensors:
-      return {family, ""};
+      return {family, ignored_parts_note(config)};
     case WeightsStatus::pytorch_only:
       return {family, "only pytorch_model.bin: convert to safetensors (opening it shows how)"};
     case WeightsStatus::missing:

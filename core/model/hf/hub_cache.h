@@ -64,6 +64,10 @@ nlohmann::json read_model_config(const std::filesystem::path& folder);
 std::string model_family(const nlohmann::json& config);
 // What to call an unsupported model in messages: model_type, else architectures[0], else "unknown".
 std::string model_type_name(const nlohmann::json& config);
+// What of a model attnscope leaves out, said where the model is listed and loaded: "text model
+// only; the vision tower is not loaded" for a multimodal checkpoint (a vision_config beside the
+// text model, as Gemma 3 4B and larger have); "" when it shows the whole model.
+std::string ignored_parts_note(const nlohmann::json& config);
 
 enum class WeightsStatus { safetensors, pytorch_only, missing };
 // model.safetensors or a sharded model.safetensors.index.json present; else whether only PyTorch
@@ -73,7 +77,9 @@ WeightsStatus find_weights(const std::filesystem::path& folder);
 // What a model folder holds, for listings. Never throws: problems end up in `note`.
 struct FolderInspection {
   std::string kind;  // "gpt2" | "bert" | "unsupported"
-  std::string note;  // why it cannot be opened ("only pytorch_model.bin: convert …"), or ""
+  // Why it cannot be opened ("only pytorch_model.bin: convert …"), or what of it is not shown
+  // (ignored_parts_note), or "".
+  std::string note;
 };
 FolderInspection inspect_model_folder(const std::filesystem::path& folder);
 
