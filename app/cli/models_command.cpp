@@ -15,7 +15,7 @@ class ModelsCommand final : public Command {
 
   int run() override {
     for (const ModelListing& m : list_models()) {
-      std::printf("%-28s %-8s %s%s%s\n", m.spec.c_str(), m.kind.c_str(), m.where.c_str(),
+      std::printf("%-28s %-11s %s%s%s\n", m.spec.c_str(), m.kind.c_str(), m.where.c_str(),
                   m.note.empty() ? "" : "  — ", m.note.c_str());
     }
     return 0;

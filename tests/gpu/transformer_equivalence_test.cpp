@@ -89,6 +89,36 @@ TEST(TransformerCudaEquivalence, BertMatchesTheCpu) {
   }
 }
 
+// The encoders after BERT (issue 24): RoBERTa's positions after padding_idx (a padding id inside
+// the text), XLM-R in BF16, DistilBERT without token types.
+TEST(TransformerCudaEquivalence, EncoderFamiliesMatchTheCpu) {
+  std::string why;
+  const auto cuda = try_cuda_backend(why);
+  if (!cuda) GTEST_SKIP() << "no CUDA device: " << why;
+  const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
+  for (const char* name : {"roberta-tiny", "xlm-roberta-tiny", "distilbert-tiny"}) {
+    const BertNetwork net = BertNetwork::load(fs::path(ATTNSCOPE_FIXTURES) / name);
+    const bool roberta = net.config().position_padding_idx >= 0;
+    for (int n : {2, 9, 64}) {
+      SCOPED_TRACE(::testing::Message() << name << " n=" << n);
+      std::vector<int> ids = sequence(n, net.config().vocab, n);
+      ids.front() = roberta ? 0 : 101;
+      ids.back() = roberta ? 2 : 102;
+      if (n > 4) ids[n / 2] = roberta ? 1 : 0;  // <pad> / [PAD]
+      BertOutputs a_out, b_out;
+      const AttentionTrace a = net.forward_ids(ids, *cpu, &a_out);
+      const AttentionTrace b = net.forward_ids(ids, *cuda, &b_out);
+      EXPECT_EQ(b.model.kind, net.config().kind);
+      float worst = 0;
+      for (int l = 0; l < a.layers(); ++l)
+        for (int h = 0; h < a.heads(); ++h)
+          worst = std::max(worst, max_abs_diff(a.attention[l][h], b.attention[l][h]));
+      EXPECT_LE(worst, 1e-4f);
+      EXPECT_LE(max_abs_diff(a_out.last_hidden, b_out.last_hidden), 1e-4f);
+    }
+  }
+}
+
 // The weights are uploaded once per backend and reused: a second run gives the same numbers.
 TEST(TransformerCudaEquivalence, RepeatedRunsAgree) {
   std::string why;

@@ -5,6 +5,8 @@
 // tokenizers against Hugging Face's own library, and config.json errors that name the key.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -19,6 +21,7 @@
 #include "core/text/tokenizer.h"
 #include "core/util/error.h"
 #include "tests/common/golden.h"
+#include "tests/common/shell.h"
 #include "tests/tools/tokenizer_check.h"
 
 namespace attnscope {
@@ -347,6 +350,73 @@ TEST_F(DistilBertBrokenFolderTest, OddKeysAreNamed) {
   EXPECT_NE(load_error(c).find("'transformer.layer.2.attention.q_lin.weight' is missing"),
             std::string::npos)
       << load_error(c);
+}
+
+// ---- the command line: export, tokenize and models on each family ----
+
+TEST_P(EncoderFamily, ExportAndTokenizeOnTheCommandLine) {
+  const EncoderFixture& f = GetParam();
+  const fs::path folder = fixture_folder(f.name);
+  if (!fs::exists(test::app_exe())) GTEST_SKIP() << "the app was not built";
+  REQUIRE_TOKENIZER(folder);
+  const std::string app = "'" + test::app_exe().string() + "'";
+  const std::string model = " --model '" + folder.string() + "' --text 'The cat sat on the MAT.'";
+  const test::ShellRun exported = test::run_shell(app + " export --backend cpu" + model);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const nlohmann::json trace = nlohmann::json::parse(exported.output);
+  EXPECT_EQ(trace["model"]["kind"], f.kind);
+  const nlohmann::json c = golden(f.name)["cases"][0];
+  ASSERT_EQ(trace["tokens"].size(), c["ids"].size());
+  for (std::size_t i = 0; i < c["ids"].size(); ++i)
+    EXPECT_EQ(trace["tokens"][i]["id"], c["ids"][i]);
+  EXPECT_EQ(trace["tokens"].front()["text"], f.cls);
+  EXPECT_EQ(trace["tokens"].front()["special"], true);
+  EXPECT_EQ(trace["tokens"].front()["start"], -1);
+  EXPECT_EQ(trace["tokens"].back()["text"], f.sep);
+  float worst = 0;
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      worst = std::max(worst, max_abs_diff(to_matrix(trace["attention"][l][h]),
+                                           to_matrix(c["attention"][l][h])));
+  EXPECT_LE(worst, kTolerance);
+
+  const test::ShellRun plain = test::run_shell(app + " tokenize" + model);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  const nlohmann::json words = nlohmann::json::parse(plain.output)["tokens"];
+  EXPECT_EQ(words.size(), c["ids"].size() - 2);  // specials excluded without --special
+  EXPECT_EQ(words.front()["id"], c["ids"][1]);
+  const test::ShellRun special = test::run_shell(app + " tokenize --special" + model);
+  ASSERT_EQ(special.exit_code, 0) << special.output;
+  const nlohmann::json all = nlohmann::json::parse(special.output)["tokens"];
+  ASSERT_EQ(all.size(), c["ids"].size());
+  EXPECT_EQ(all.front()["text"], f.cls);
+  EXPECT_EQ(all.back()["text"], f.sep);
+}
+
+// `attnscope models` lists a folder of each family under ./models with its model_type.
+TEST(EncoderCli, ModelsListsTheFamilies) {
+  if (!fs::exists(test::app_exe())) GTEST_SKIP() << "the app was not built";
+  const fs::path work =
+      fs::temp_directory_path() / ("attnscope_encoder_models_" + std::to_string(getpid()));
+  fs::create_directories(work / "models");
+  for (const EncoderFixture& f : fixtures())
+    fs::create_directory_symlink(fixture_folder(f.name), work / "models" / f.name);
+  const test::ShellRun r = test::run_shell(
+      "cd '" + work.string() + "' && HF_HOME='" + (work / "hf").string() + "' HF_HUB_CACHE='" +
+      (work / "hf").string() + "' '" + test::app_exe().string() + "' models");
+  fs::remove_all(work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const EncoderFixture& f : fixtures()) {
+    bool listed = false;
+    for (std::size_t at = 0; at < r.output.size();) {
+      const std::size_t end = std::min(r.output.find('\n', at), r.output.size());
+      const std::string line = r.output.substr(at, end - at);
+      listed = listed || (line.rfind(f.name + " ", 0) == 0 &&
+                          line.find(" " + f.kind + " ") != std::string::npos);
+      at = end + 1;
+    }
+    EXPECT_TRUE(listed) << f.name << " as " << f.kind << " in:\n" << r.output;
+  }
 }
 
 }  // namespace
