@@ -208,6 +208,7 @@ TEST(Gemma3Multimodal, BothTensorLayoutsOpenTheSameTextModel) {
   EXPECT_EQ(released->info().heads, 8);
   EXPECT_EQ(released->info().kv_heads, 4);
   const AttentionTrace want = released->run(text, *backend);
+  EXPECT_NE(want.note.find("vision tower is not loaded"), std::string::npos) << want.note;
   const AttentionTrace got = open_model(dir.string())->run(text, *backend);
   ASSERT_EQ(got.tokens.size(), want.tokens.size());
   for (int l = 0; l < want.layers(); ++l)
@@ -247,8 +248,9 @@ TEST(Gemma3Multimodal, MissingTextModelIsNamed) {
   fs::remove_all(dir);
 }
 
-// The listing (`attnscope models`, the GUI's model list) says the vision tower is not loaded;
-// a text-only model's says nothing.
+// The listing (`attnscope models`, the GUI's model list) and the load message say the vision
+// tower is not loaded (and every trace's note, shown beside it in the window); a text-only
+// model's listing says nothing.
 TEST(Gemma3Multimodal, ListingSaysTheVisionTowerIsIgnored) {
   const FolderInspection mm = inspect_model_folder(fixture("gemma3-mm-tiny"));
   EXPECT_EQ(mm.kind, "gemma3");

@@ -156,6 +156,7 @@ class DecoderModel final : public Model,
     trace.backend = backend.name();
     trace.text = text;
     trace.tokens = std::move(tokens);
+    trace.note = network_.spec().note;
     trace.attention = std::move(out.attention);
     if (request.keep_attention_inputs)
       trace.recomputed =

@@ -84,6 +84,9 @@ struct DecoderSpec {
     std::string model, lm_head;
   };
   std::vector<TensorLayout> tensor_layouts = {{"model.", "lm_head.weight"}};
+  // What a reader of every trace should know, shown beside it (AttentionTrace::note): Gemma 3
+  // 4B+'s "text model only; the vision tower is not loaded". Empty for most families.
+  std::string note;
 
   int group() const { return heads / kv_heads; }  // query heads per KV head
 };

@@ -31,6 +31,7 @@ DecoderSpec gemma3_multimodal_spec(const nlohmann::json& config,
     s.bos_id = bos.front();
   if (std::vector<int> eos = config_token_ids(config, "eos_token_id", where); !eos.empty())
     s.eos_ids = std::move(eos);
+  s.note = "Gemma 3's text model only; the vision tower is not loaded";
   s.tensor_layouts = {{"language_model.model.", "language_model.lm_head.weight"},
                       {"model.language_model.", "lm_head.weight"}};
   return s;
