@@ -164,28 +164,42 @@ TEST(Gemma3Multimodal, Transformers5RopeParametersPerLayerType) {
   expect_gemma3_4b_text_model(decoder_spec_of(config, "config.json"));
 }
 
-// The fixture's safetensors with its tensors renamed as transformers 5 saves a
-// Gemma3ForConditionalGeneration ("model.language_model.…"), every byte of data kept.
-fs::path gemma3_mm_in_transformers5_layout() {
+// A copy of the fixture with its text model's tensors under `text_prefix` (the released
+// "language_model.model.", or transformers 5's "model.language_model."), every byte of data kept;
+// with `lm_head` named, an untied output matrix of that name (the embedding's values again) and
+// tie_word_embeddings false in text_config.
+fs::path gemma3_mm_copy(const std::string& text_prefix, const std::string& lm_head = "") {
   const fs::path from = fixture("gemma3-mm-tiny");
+  static int copies = 0;
   const fs::path dir =
-      fs::temp_directory_path() / ("attnscope_gemma3_mm_t5_" + std::to_string(::getpid()));
+      fs::temp_directory_path() /
+      ("attnscope_gemma3_mm_" + std::to_string(::getpid()) + "_" + std::to_string(copies++));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const char* file : {"tokenizer.json", "tokenizer_config.json", "config.json"})
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
     fs::create_symlink(from / file, dir / file);
+  json config = read_model_config(from);
+  if (!lm_head.empty()) config["text_config"]["tie_word_embeddings"] = false;
+  std::ofstream(dir / "config.json") << config.dump(2);
   std::ifstream in(from / "model.safetensors", std::ios::binary);
   std::uint64_t header_size = 0;
   in.read(reinterpret_cast<char*>(&header_size), 8);
   std::string header(header_size, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_size));
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   json renamed = json::object();
   const std::string released = "language_model.model.";
   const json tensors = json::parse(header);
   for (const auto& [name, t] : tensors.items()) {
     const bool text = name.rfind(released, 0) == 0;
-    renamed[text ? "model.language_model." + name.substr(released.size()) : name] = t;
+    renamed[text ? text_prefix + name.substr(released.size()) : name] = t;
+  }
+  if (!lm_head.empty()) {
+    json embed = tensors.at(released + "embed_tokens.weight");
+    const std::size_t begin = embed["data_offsets"][0], end = embed["data_offsets"][1];
+    embed["data_offsets"] = {data.size(), data.size() + (end - begin)};
+    data += data.substr(begin, end - begin);
+    renamed[lm_head] = embed;
   }
   std::string h = renamed.dump();
   h.append((8 - h.size() % 8) % 8, ' ');
@@ -196,10 +210,12 @@ fs::path gemma3_mm_in_transformers5_layout() {
   return dir;
 }
 
+// transformers 5's layout, and untied output matrices under each layout's name
+// (language_model.lm_head.weight as released, lm_head.weight from transformers 5), give the
+// fixture's very attention and predictions.
 TEST(Gemma3Multimodal, BothTensorLayoutsOpenTheSameTextModel) {
   if (!fs::exists(fixture("gemma3-mm-tiny") / "tokenizer.json"))
     GTEST_SKIP() << "no tokenizer files (scripts/fetch_test_data.sh)";
-  const fs::path dir = gemma3_mm_in_transformers5_layout();
   const auto backend = make_cpu_backend();
   const std::string text = "The bank of the river was muddy after the rain.";
   const auto released = open_model(fixture("gemma3-mm-tiny").string());
@@ -209,13 +225,27 @@ TEST(Gemma3Multimodal, BothTensorLayoutsOpenTheSameTextModel) {
   EXPECT_EQ(released->info().kv_heads, 4);
   const AttentionTrace want = released->run(text, *backend);
   EXPECT_NE(want.note.find("vision tower is not loaded"), std::string::npos) << want.note;
-  const AttentionTrace got = open_model(dir.string())->run(text, *backend);
-  ASSERT_EQ(got.tokens.size(), want.tokens.size());
-  for (int l = 0; l < want.layers(); ++l)
-    for (int h = 0; h < want.heads(); ++h)
-      EXPECT_EQ(test::max_abs_diff(got.attention[l][h], want.attention[l][h]), 0.0)
-          << l << "." << h;
-  fs::remove_all(dir);
+  ASSERT_EQ(want.predictions.size(), 10u);
+  const std::vector<std::pair<std::string, std::string>> layouts = {
+      {"model.language_model.", ""},
+      {"model.language_model.", "lm_head.weight"},
+      {"language_model.model.", "language_model.lm_head.weight"}};
+  for (const auto& [prefix, lm_head] : layouts) {
+    SCOPED_TRACE(prefix + " " + lm_head);
+    const fs::path dir = gemma3_mm_copy(prefix, lm_head);
+    const AttentionTrace got = open_model(dir.string())->run(text, *backend);
+    ASSERT_EQ(got.tokens.size(), want.tokens.size());
+    for (int l = 0; l < want.layers(); ++l)
+      for (int h = 0; h < want.heads(); ++h)
+        EXPECT_EQ(test::max_abs_diff(got.attention[l][h], want.attention[l][h]), 0.0)
+            << l << "." << h;
+    ASSERT_EQ(got.predictions.size(), want.predictions.size());
+    for (std::size_t i = 0; i < want.predictions.size(); ++i) {
+      EXPECT_EQ(got.predictions[i].id, want.predictions[i].id) << i;
+      EXPECT_EQ(got.predictions[i].probability, want.predictions[i].probability) << i;
+    }
+    fs::remove_all(dir);
+  }
 }
 
 // A checkpoint with neither layout names the released layout's tensor it lacks.
