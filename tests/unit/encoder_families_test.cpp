@@ -7,8 +7,11 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -103,6 +106,49 @@ TEST_P(EncoderFamily, MatchesFloat64Reference) {
   std::cout << f.name << ": max |diff| vs float64 reference over " << g["cases"].size()
             << " cases: attention " << worst_attention << ", last hidden state " << worst_hidden
             << "\n";
+}
+
+// The base model classes (RobertaModel, XLMRobertaModel, DistilBertModel) save the same tensors
+// without the masked-LM class's prefix: a copy of each fixture with the prefix taken off every name
+// (the header rewritten, the data as it was) gives the same trace.
+TEST(EncoderLayouts, BaseModelNamesWithoutPrefixGiveTheSameTrace) {
+  const auto backend = make_cpu_backend();
+  for (const auto& [name, prefix] : std::vector<std::pair<std::string, std::string>>{
+           {"roberta-tiny", "roberta."}, {"distilbert-tiny", "distilbert."}}) {
+    const fs::path from = fixture_folder(name);
+    const fs::path to =
+        fs::temp_directory_path() / ("attnscope_base_" + name + "_" + std::to_string(getpid()));
+    fs::create_directories(to);
+    fs::copy_file(from / "config.json", to / "config.json", fs::copy_options::overwrite_existing);
+    std::ifstream in(from / "model.safetensors", std::ios::binary);
+    const std::string blob((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::uint64_t header_size = 0;
+    for (int b = 7; b >= 0; --b)
+      header_size = (header_size << 8) | static_cast<unsigned char>(blob[static_cast<size_t>(b)]);
+    const nlohmann::json header = nlohmann::json::parse(blob.substr(8, header_size));
+    nlohmann::json renamed = nlohmann::json::object();
+    int stripped = 0;
+    for (const auto& [key, value] : header.items()) {
+      const bool prefixed = key.rfind(prefix, 0) == 0;
+      stripped += prefixed;
+      renamed[prefixed ? key.substr(prefix.size()) : key] = value;
+    }
+    ASSERT_GT(stripped, 10) << name;
+    std::string text = renamed.dump();
+    while (text.size() % 8 != 0) text.push_back(' ');
+    std::ofstream out(to / "model.safetensors", std::ios::binary);
+    for (int b = 0; b < 8; ++b) out.put(static_cast<char>((text.size() >> (8 * b)) & 0xffu));
+    out << text << blob.substr(8 + header_size);
+    out.close();
+    const std::vector<int> ids =
+        golden(name)["cases"][0]["ids"].get<std::vector<int>>();  // the sentence
+    const AttentionTrace a = BertNetwork::load(from).forward_ids(ids, *backend);
+    const AttentionTrace b = BertNetwork::load(to).forward_ids(ids, *backend);
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 4; ++h)
+        EXPECT_EQ(max_abs_diff(a.attention[l][h], b.attention[l][h]), 0.0f);
+    fs::remove_all(to);
+  }
 }
 
 // RoBERTa's positions start after padding_idx (1): 66 rows hold 64 tokens, and a wrong offset
