@@ -54,7 +54,8 @@ put("safetensors", "scalar", safetensors([("s", "F32", [], struct.pack("<f", 1.5
 
 # config.json: the fixtures' configs and variations of the keys the loaders read (the encoders
 # after BERT: RoBERTa's pad_token_id, DistilBERT's own key names).
-for model in ("gpt2-tiny-f32", "bert-tiny-uncased-f32", "roberta-tiny", "xlm-roberta-tiny", "distilbert-tiny"):
+for model in ("gpt2-tiny-f32", "bert-tiny-uncased-f32", "roberta-tiny", "xlm-roberta-tiny", "distilbert-tiny",
+              "gemma3-mm-tiny"):
     put("model_config", model, read(os.path.join(fixtures, model, "config.json")))
 put("model_config", "archs-only", json.dumps({"architectures": ["GPT2LMHeadModel"], "n_layer": 1, "n_head": 1, "n_embd": 4}))
 put("model_config", "odd-values", json.dumps({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_inner": None, "layer_norm_epsilon": 1e-5, "activation_function": "gelu"}))
