@@ -83,7 +83,8 @@ TEST_F(HfModelTest, UnsupportedTypeIsNamed) {
   std::vector<std::string> steps;
   std::string msg = open_error(make_folder("mamba", R"({"model_type": "mamba"})"), &steps);
   // Every family of the registry, named as config.json's model_type says it.
-  for (const char* family : {"gpt2", "bert", "llama", "mistral", "qwen2", "gemma3_text"})
+  for (const char* family : {"gpt2", "bert", "roberta", "xlm-roberta", "distilbert", "llama",
+                             "mistral", "qwen2", "gemma3_text"})
     EXPECT_NE(hf_family_names().find(family), std::string::npos) << family;
   EXPECT_NE(
       msg.find("model type mamba is not supported yet (attnscope opens " + hf_family_names() + ")"),
@@ -120,6 +121,14 @@ TEST_F(HfModelTest, DispatchesGpt2AndBertToTheirLoaders) {
   open_error(make_folder("bert", R"({"model_type": "bert"})"), &steps);
   EXPECT_TRUE(reached_loader(steps, "bert"));
   EXPECT_FALSE(reached_loader(steps, "gpt2"));
+
+  // The encoders after BERT, each by its own model_type (issue 24).
+  for (const char* type : {"roberta", "xlm-roberta", "distilbert"}) {
+    steps.clear();
+    open_error(make_folder(type, std::string(R"({"model_type": ")") + type + "\"}"), &steps);
+    EXPECT_TRUE(reached_loader(steps, type)) << type;
+    EXPECT_FALSE(reached_loader(steps, "bert")) << type;
+  }
 
   // No model_type: the architecture names the family.
   steps.clear();
