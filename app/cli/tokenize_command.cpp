@@ -2,9 +2,13 @@
 #include <filesystem>
 #include "app/cli/command.h"
 
+#include "core/model/bert/bert_model.h"
+#include "core/model/hf/hf_families.h"
 #include "core/model/registry.h"
+#include "core/model/transformer/hf_weights.h"
 #include "core/text/tokenizer.h"
 #include "core/trace/json_writer.h"
+#include "core/util/error.h"
 
 namespace attnscope {
 namespace {
@@ -26,7 +30,7 @@ class TokenizeCommand final : public Command {
     std::error_code error;
     const Tokens tokens =
         std::filesystem::is_directory(model_, error) && has_tokenizer_files(model_)
-            ? load_tokenizer(model_)->encode(text_, special_)
+            ? folder_tokens()
             : open_model(model_)->tokenize(text_);
     nlohmann::ordered_json doc = {{"tokens", tokens_to_json(tokens, special_)}};
     write_output("-", "tokens", [&](std::ostream& out) {
@@ -36,6 +40,26 @@ class TokenizeCommand final : public Command {
   }
 
  private:
+  // An encoder's folder gives the tokens its model reads (the family's specials, RoBERTa's doubled
+  // pair separator), as the trace has them; any other folder its tokenizer's.
+  Tokens folder_tokens() const {
+    const std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(model_);
+    const std::filesystem::path config = std::filesystem::path(model_) / "config.json";
+    std::error_code error;
+    if (std::filesystem::is_regular_file(config, error)) {
+      try {
+        const nlohmann::json j = read_json_file(config);
+        const HfFamily* family = find_hf_family(j);
+        if (family && family->encoder_spec)
+          return encoder_tokenize(*tokenizer, family->encoder_spec(j, config), text_);
+      } catch (const ModelError&) {
+        // A config.json that does not open (or a vocabulary without the family's specials):
+        // the tokenizer alone, as for a folder of only tokenizer files.
+      }
+    }
+    return tokenizer->encode(text_, special_);
+  }
+
   std::string model_ = "lesson", text_;
   bool special_ = false;
 };

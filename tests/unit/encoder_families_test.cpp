@@ -437,6 +437,19 @@ TEST_P(EncoderFamily, ExportAndTokenizeOnTheCommandLine) {
   ASSERT_EQ(all.size(), c["ids"].size());
   EXPECT_EQ(all.front()["text"], f.cls);
   EXPECT_EQ(all.back()["text"], f.sep);
+
+  // A typed pair: tokenize --special gives the trace's tokens (RoBERTa's second </s> included).
+  const std::string pair =
+      f.kind == "distilbert" ? "The cat sat [SEP] it was tired." : "The cat sat</s>it was tired.";
+  const std::string pair_model = " --model '" + folder.string() + "' --text '" + pair + "'";
+  const test::ShellRun pair_tokens = test::run_shell(app + " tokenize --special" + pair_model);
+  const test::ShellRun pair_trace = test::run_shell(app + " export --backend cpu" + pair_model);
+  ASSERT_EQ(pair_tokens.exit_code, 0) << pair_tokens.output;
+  ASSERT_EQ(pair_trace.exit_code, 0) << pair_trace.output;
+  EXPECT_EQ(nlohmann::json::parse(pair_tokens.output)["tokens"],
+            nlohmann::json::parse(pair_trace.output)["tokens"]);
+  EXPECT_EQ(nlohmann::json::parse(pair_tokens.output)["tokens"].size(),
+            golden(f.name)["cases"][2]["ids"].size());
 }
 
 // `attnscope models` lists a folder of each family under ./models with its model_type.

@@ -18,6 +18,42 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// `piece` as the special token the model adds (no offsets); its id must be below `vocab`.
+Token special_token(const Tokenizer& tokenizer, const std::string& piece, int vocab,
+                    const std::string& name) {
+  const int id = tokenizer.token_to_id(piece);
+  if (id < 0 || id >= vocab)
+    throw ModelError(name + ": the vocabulary has no usable " + piece + " token");
+  Token t;
+  t.id = id;
+  t.text = piece;
+  t.special = true;
+  return t;
+}
+
+// How many tokens with_specials makes of words[0, keep): RoBERTa's typed pairs take one more.
+std::size_t with_specials_size(const Tokens& words, std::size_t keep, const Token& sep,
+                               int pair_separators) {
+  std::size_t size = keep + 2;
+  for (std::size_t i = 0; i + 1 < keep; ++i)
+    if (words[i].id == sep.id) size += pair_separators - 1;
+  return size;
+}
+
+Tokens with_specials(Tokens words, const Token& cls, const Token& sep, int pair_separators) {
+  Tokens all;
+  all.reserve(words.size() + 2);
+  all.push_back(cls);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const bool typed_separator = words[i].id == sep.id && i + 1 < words.size();
+    all.push_back(std::move(words[i]));
+    if (typed_separator)
+      for (int k = 1; k < pair_separators; ++k) all.push_back(sep);
+  }
+  all.push_back(sep);
+  return all;
+}
+
 class BertModel final : public Model {
  public:
   BertModel(std::string name, const EncoderSpec& spec, BertNetwork network,
@@ -70,14 +106,7 @@ class BertModel final : public Model {
 
  private:
   Token special(const std::string& piece) const {
-    const int id = tokenizer_->token_to_id(piece);
-    if (id < 0 || id >= network_.config().vocab)
-      throw ModelError(name_ + ": the vocabulary has no usable " + piece + " token");
-    Token t;
-    t.id = id;
-    t.text = piece;
-    t.special = true;
-    return t;
+    return special_token(*tokenizer_, piece, network_.config().vocab, name_);
   }
   // A [SEP] typed between two sentences makes a sentence pair, as Hugging Face's tokenizer(a, b)
   // encodes it: [CLS] a [SEP] has token type 0, b [SEP] type 1 (models with one type: all 0). The
@@ -94,26 +123,11 @@ class BertModel final : public Model {
     return types;
   }
 
-  // How many tokens with_specials makes of words[0, keep): RoBERTa's typed pairs take one more.
   std::size_t with_specials_size(const Tokens& words, std::size_t keep) const {
-    std::size_t size = keep + 2;
-    for (std::size_t i = 0; i + 1 < keep; ++i)
-      if (words[i].id == sep_.id) size += pair_separators_ - 1;
-    return size;
+    return attnscope::with_specials_size(words, keep, sep_, pair_separators_);
   }
-
   Tokens with_specials(Tokens words) const {
-    Tokens all;
-    all.reserve(words.size() + 2);
-    all.push_back(cls_);
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      const bool typed_separator = words[i].id == sep_.id && i + 1 < words.size();
-      all.push_back(std::move(words[i]));
-      if (typed_separator)
-        for (int k = 1; k < pair_separators_; ++k) all.push_back(sep_);
-    }
-    all.push_back(sep_);
-    return all;
+    return attnscope::with_specials(std::move(words), cls_, sep_, pair_separators_);
   }
 
   std::string name_;
@@ -132,6 +146,15 @@ std::shared_ptr<const Model> load_bert_model(const fs::path& folder, const Encod
   // More tokens than embedding rows is opened; a text producing such an id is refused at encode.
   BertNetwork network = BertNetwork::load(folder, spec, progress);
   return std::make_shared<BertModel>(name, spec, std::move(network), std::move(tokenizer));
+}
+
+Tokens encoder_tokenize(const Tokenizer& tokenizer, const EncoderSpec& spec,
+                        const std::string& text) {
+  const std::string name = "tokenizer";
+  const int vocab = std::max(tokenizer.vocab_size(), spec.config.vocab);
+  return with_specials(tokenizer.encode(text, false),
+                       special_token(tokenizer, spec.cls, vocab, name),
+                       special_token(tokenizer, spec.sep, vocab, name), spec.pair_separators);
 }
 
 std::shared_ptr<const Model> load_bert_model(const fs::path& folder, const ProgressFn& progress) {
