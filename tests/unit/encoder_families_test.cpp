@@ -292,6 +292,59 @@ TEST(EncoderRegistry, FamiliesAreRegisteredAsEncoders) {
   EXPECT_THROW(encoder_spec_of({{"model_type", "llama"}}, "config.json"), ModelError);
 }
 
+// The released checkpoints' config.json as published (roberta-base, xlm-roberta-base,
+// distilbert-base-uncased): the numbers the families read from them.
+TEST(EncoderSpecs, ReleasedConfigs) {
+  const nlohmann::json roberta_base = nlohmann::json::parse(R"({
+    "architectures": ["RobertaForMaskedLM"], "attention_probs_dropout_prob": 0.1,
+    "bos_token_id": 0, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+    "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+    "layer_norm_eps": 1e-05, "max_position_embeddings": 514, "model_type": "roberta",
+    "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 1, "type_vocab_size": 1,
+    "vocab_size": 50265})");
+  const EncoderSpec r = roberta_encoder_spec(roberta_base, "config.json");
+  EXPECT_EQ(r.config.kind, "roberta");
+  EXPECT_EQ(r.config.max_tokens(), 512);
+  EXPECT_EQ(r.config.position_padding_idx, 1);
+  EXPECT_EQ(r.config.type_vocab, 1);
+  EXPECT_EQ(r.config.vocab, 50265);
+  EXPECT_FLOAT_EQ(r.config.ln_eps, 1e-5f);
+  EXPECT_EQ(r.config.gelu, Gelu::kErf);
+  EXPECT_EQ(r.cls, "<s>");
+  EXPECT_EQ(r.sep, "</s>");
+  EXPECT_EQ(r.pair_separators, 2);
+  nlohmann::json xlmr_base = roberta_base;
+  xlmr_base["architectures"] = {"XLMRobertaForMaskedLM"};
+  xlmr_base["model_type"] = "xlm-roberta";
+  xlmr_base["output_past"] = true;
+  xlmr_base["vocab_size"] = 250002;
+  const HfFamily* xf = find_hf_family(xlmr_base);
+  ASSERT_NE(xf, nullptr);
+  const EncoderSpec x = xf->encoder_spec(xlmr_base, "config.json");
+  EXPECT_EQ(x.config.kind, "xlm-roberta");
+  EXPECT_EQ(x.config.vocab, 250002);
+  EXPECT_EQ(x.config.max_tokens(), 512);
+  EXPECT_EQ(x.names.prefixes, std::vector<std::string>{"roberta."});
+  const nlohmann::json distil_base = nlohmann::json::parse(R"({
+    "activation": "gelu", "architectures": ["DistilBertForMaskedLM"], "attention_dropout": 0.1,
+    "dim": 768, "dropout": 0.1, "hidden_dim": 3072, "initializer_range": 0.02,
+    "max_position_embeddings": 512, "model_type": "distilbert", "n_heads": 12, "n_layers": 6,
+    "pad_token_id": 0, "qa_dropout": 0.1, "seq_classif_dropout": 0.2,
+    "sinusoidal_pos_embds": false, "tie_weights_": true, "vocab_size": 30522})");
+  const EncoderSpec d = encoder_spec_of(distil_base, "config.json");
+  EXPECT_EQ(d.config.kind, "distilbert");
+  EXPECT_EQ(d.config.layers, 6);
+  EXPECT_EQ(d.config.heads, 12);
+  EXPECT_EQ(d.config.d_model, 768);
+  EXPECT_EQ(d.config.d_ff, 3072);
+  EXPECT_EQ(d.config.max_tokens(), 512);
+  EXPECT_EQ(d.config.type_vocab, 0);
+  EXPECT_FLOAT_EQ(d.config.ln_eps, 1e-12f);
+  EXPECT_EQ(d.cls, "[CLS]");
+  EXPECT_EQ(d.pair_separators, 1);
+  EXPECT_EQ(d.names.query, "attention.q_lin");
+}
+
 // ---- hostile configs: a clear ModelError naming config.json and the key ----
 
 class RobertaBrokenFolderTest : public test::BrokenFolderTest<BertNetwork> {
