@@ -96,14 +96,15 @@ AttentionTrace BertNetwork::forward_ids(const std::vector<int>& ids, Backend& ba
   const auto t0 = std::chrono::steady_clock::now();
   const int n = static_cast<int>(ids.size());
   const int d = config_.d_model;
-  check_token_ids(ids, config_.max_tokens(), config_.vocab, "BERT");
+  const std::string who = config_.kind == "bert" ? "BERT" : config_.kind;  // in messages
+  check_token_ids(ids, config_.max_tokens(), config_.vocab, who);
   if (token_types) {
     if (static_cast<int>(token_types->size()) != n)
-      throw UsageError("BERT: " + std::to_string(token_types->size()) + " token types for " +
+      throw UsageError(who + ": " + std::to_string(token_types->size()) + " token types for " +
                        std::to_string(n) + " tokens");
     for (int t : *token_types)
       if (t < 0 || t >= std::max(config_.type_vocab, 1))
-        throw UsageError("BERT: token type " + std::to_string(t) + " is outside 0.." +
+        throw UsageError(who + ": token type " + std::to_string(t) + " is outside 0.." +
                          std::to_string(std::max(config_.type_vocab, 1) - 1));
   }
   AttentionTrace trace = empty_trace(config_.kind, config_.layers, config_.heads, backend);
