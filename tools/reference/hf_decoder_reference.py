@@ -1,9 +1,11 @@
 """An independent float64 reference for attnscope's decoder families: llama (Llama 2/3/3.1/3.2,
-TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3 and olmo2.
+TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3, olmo2 and gpt_neox.
 
 Written after Hugging Face transformers' modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
 modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modular_smollm3.py and
-configuration_smollm3.py, modular_olmo2.py, modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention weights), in plain PyTorch
+configuration_smollm3.py, modular_olmo2.py, configuration_gpt_neox.py and modular_gpt_neox.py,
+modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention
+weights), in plain PyTorch
 without any attnscope code. One class per concept, the family differences spelled out where HF
 spells them. Run with /usr/bin/python3 (Debian's python3-torch).
 """
@@ -71,10 +73,15 @@ def rotate_half(x):
 
 
 def apply_rope(x, inv_freq, positions):
-    """x [heads, n, dh]; HF's cos/sin of cat(freqs, freqs)."""
+    """x [heads, n, dh]; HF's cos/sin of cat(freqs, freqs) over the first 2·len(inv_freq)
+    dimensions, the rest passed through (partial rotary: modular_gpt_neox.py apply_rotary_pos_emb's
+    q_rot / q_pass)."""
     freqs = positions[:, None].to(torch.float64) * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)
+    rot = emb.shape[-1]
+    x_rot, x_pass = x[..., :rot], x[..., rot:]
+    rotated = x_rot * emb.cos().to(x.dtype) + rotate_half(x_rot) * emb.sin().to(x.dtype)
+    return torch.cat((rotated, x_pass), dim=-1)
 
 
 # ---- the description each family's config maps to ----------------------------------------------
@@ -89,16 +96,22 @@ class Spec:
         self.heads = cfg["num_attention_heads"]
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
-        self.eps = cfg.get("rms_norm_eps", 1e-6)
+        self.eps = cfg.get("layer_norm_eps", 1e-5) if t == "gpt_neox" else cfg.get("rms_norm_eps", 1e-6)
         self.gemma = t in ("gemma2", "gemma3_text")
         self.qk_norm = t in ("qwen3", "gemma3_text")
         # OLMo 2 (modular_olmo2.py): no norm before attention or the MLP, RMSNorm on their outputs;
         # q and k normed over the whole projection before the split into heads.
         self.olmo2 = t == "olmo2"
-        self.qkv_bias = t == "qwen2" or cfg.get("attention_bias", False)
-        self.o_bias = cfg.get("attention_bias", False) and t != "qwen2"
-        self.mlp_bias = cfg.get("mlp_bias", False)
-        act = cfg.get("hidden_activation") or cfg.get("hidden_act", "silu")
+        # GPT-NeoX (configuration_gpt_neox.py, modular_gpt_neox.py): LayerNorms with biases, one
+        # query_key_value per head, a plain GELU MLP with biases, attention and MLP in parallel,
+        # rotary on the first rotary_pct of each head.
+        self.neox = t == "gpt_neox"
+        self.layer_norm = self.neox
+        self.parallel = self.neox and cfg.get("use_parallel_residual", True)
+        self.qkv_bias = t == "qwen2" or cfg.get("attention_bias", self.neox)
+        self.o_bias = cfg.get("attention_bias", self.neox) and t != "qwen2"
+        self.mlp_bias = self.neox or cfg.get("mlp_bias", False)
+        act = cfg.get("hidden_activation") or cfg.get("hidden_act", "gelu" if self.neox else "silu")
         self.act = act
         self.tied = cfg.get("tie_word_embeddings", self.gemma)
         self.scale = (cfg["query_pre_attn_scalar"] ** -0.5) if self.gemma else self.head_dim ** -0.5
@@ -108,8 +121,12 @@ class Spec:
         params = cfg.get("rope_parameters") or {}
         base = cfg.get("rope_theta", params.get("rope_theta", 10000.0))
         scaling = cfg.get("rope_scaling") or (params or None)
+        rotary = self.head_dim
+        if self.neox:  # GPTNeoXAttention.rotary_ndims = int(head_size * rotary_pct)
+            base = params.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
+            rotary = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
         self.rope_layers = [True] * self.layers  # SmolLM3 sets its NoPE layers below
-        self.global_inv_freq = rope_inv_freq(self.head_dim, base, scaling)
+        self.global_inv_freq = rope_inv_freq(rotary, base, scaling)
         self.local_inv_freq = self.global_inv_freq
         # Which layers look through a sliding window, and how wide it is.
         window = cfg.get("sliding_window")
@@ -144,6 +161,28 @@ class Spec:
             self.windows = [window if use and ty == "sliding_attention" else None for ty in types]
         else:
             self.windows = [None] * self.layers
+
+
+class Names:
+    """Where a family's checkpoint keeps its tensors: LlamaForCausalLM's model.layers.N.self_attn.*
+    and mlp.{gate,up,down}_proj, or GPTNeoXForCausalLM's gpt_neox.layers.N.attention.* and
+    mlp.dense_* (GPTNeoXModel saves them without the gpt_neox. prefix)."""
+
+    def __init__(self, spec, tensors):
+        if spec.neox:
+            t = "gpt_neox." if "gpt_neox.embed_in.weight" in tensors else ""
+            self.embed, self.final_norm, self.lm_head = t + "embed_in.weight", t + "final_layer_norm", "embed_out.weight"
+            self.prefix = t + "layers."
+            self.o = "attention.dense"
+            self.input_norm, self.mlp_norm = "input_layernorm", "post_attention_layernorm"
+        else:
+            self.embed, self.final_norm, self.lm_head = "model.embed_tokens.weight", "model.norm", "lm_head.weight"
+            self.prefix = "model.layers."
+            self.o = "self_attn.o_proj"
+            self.input_norm, self.mlp_norm = "input_layernorm", "post_attention_layernorm"
+
+    def layer(self, l):
+        return f"{self.prefix}{l}."
 
 
 def rms_norm(x, w, eps, gemma):
@@ -238,6 +277,7 @@ class DecoderReference:
         raw = read_checkpoint(folder)
         if self.cfg["model_type"] == "gemma3":
             raw = text_model_tensors(raw)
+        self.names = Names(self.spec, raw)
         self.w = {}
         for k in list(raw):
             self.w[k] = torch.from_numpy(raw.pop(k)).to(compute_dtype)
@@ -249,11 +289,24 @@ class DecoderReference:
         y = x @ self.get(name + ".weight").T
         return y + self.get(name + ".bias") if bias else y
 
+    def norm(self, x, name, gemma=None):
+        """The family's norm of module `name`: RMSNorm (Gemma's (1 + w)), or LayerNorm with its bias
+        (GPT-NeoX)."""
+        s = self.spec
+        if s.layer_norm:
+            return F.layer_norm(x, (x.shape[-1],), self.get(name + ".weight"), self.get(name + ".bias"), s.eps)
+        return rms_norm(x, self.get(name + ".weight"), s.eps, s.gemma if gemma is None else gemma)
+
     def qkv(self, h, p):
         """q [heads, n, dh], k and v [kv_heads, n, dh] of the normed input h [n, d]; OLMo 2 norms q
-        and k over the whole projection first (Olmo2Attention.forward)."""
+        and k over the whole projection first (Olmo2Attention.forward); GPT-NeoX splits one
+        projection viewed [n, heads, 3·dh] (GPTNeoXAttention.forward)."""
         s = self.spec
         n = h.shape[0]
+        if s.neox:
+            qkv = self.linear(h, p + "attention.query_key_value", s.qkv_bias)
+            qkv = qkv.view(n, s.heads, 3 * s.head_dim).transpose(0, 1)
+            return qkv.chunk(3, dim=-1)
         q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias)
         k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias)
         v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias)
@@ -264,65 +317,106 @@ class DecoderReference:
                 k.view(n, s.kv_heads, s.head_dim).transpose(0, 1),
                 v.view(n, s.kv_heads, s.head_dim).transpose(0, 1))
 
-    def forward(self, ids, last_logits_only=False):
-        """ids: list -> dict with attention [layer][head, n, n], logits [n, V] (or [1, V] for the
-        last position only), rotated q per layer [heads, n, dh] and k per layer [kv_heads, n, dh]
-        (what the scores multiply)."""
+    def mlp(self, h, p):
+        """down(act(gate(h)) · up(h)), or GPT-NeoX's dense_4h_to_h(act(dense_h_to_4h(h)))."""
         s = self.spec
+        if s.neox:
+            return self.linear(activation(s.act, self.linear(h, p + "mlp.dense_h_to_4h", True)),
+                               p + "mlp.dense_4h_to_h", True)
+        m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
+            self.linear(h, p + "mlp.up_proj", s.mlp_bias)
+        return self.linear(m, p + "mlp.down_proj", s.mlp_bias)
+
+    def run(self, ids, scores_hook=None, softmax=None, ctx_hook=None):
+        """The forward pass on `ids`, with optional hooks (intervention_reference.py): scores_hook(
+        scores, layer) before the softmax, softmax(scores) instead of torch.softmax, ctx_hook(ctx,
+        layer) on weights·V [heads, n, dh]. Returns attention [L][heads, n, n], rotated q [L][heads,
+        n, dh] and k [L][kv_heads, n, dh], v [L][kv_heads, n, dh], ctx [L][heads, n, dh], residual
+        [L + 1][n, d], attn_out [L][n, d] (the output projection with any bias, before a post-norm),
+        mlp_out [L][n, d] (what the MLP adds, after any post-norm) and logits [n, V]."""
+        s, names = self.spec, self.names
         n = len(ids)
         pos = torch.arange(n)
-        x = self.get("model.embed_tokens.weight")[torch.tensor(ids)]
+        x = self.get(names.embed)[torch.tensor(ids)]
         if s.gemma:
             # Gemma scales the embeddings by sqrt(hidden) in the weights' dtype (the normalizer is a
             # tensor of that dtype), so a bf16 checkpoint multiplies by the bf16-rounded value.
             x = x * torch.tensor(s.hidden ** 0.5, dtype=self.dtype).to(self.compute_dtype)
-        out = {"attention": [], "q": [], "k": []}
+        out = {"attention": [], "q": [], "k": [], "v": [], "ctx": [], "residual": [x], "attn_out": [],
+               "mlp_out": []}
         group = s.heads // s.kv_heads
         for l in range(s.layers):
-            p = f"model.layers.{l}."
-            h = x if s.olmo2 else rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
+            p = names.layer(l)
+            h = x if s.olmo2 else self.norm(x, p + names.input_norm)
             q, k, v = self.qkv(h, p)
             if s.qk_norm:  # per head (Qwen3, Gemma 3)
                 q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, s.gemma)
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
             window = s.windows[l]
             inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
-            if s.rope_layers[l]:
+            if s.rope_layers[l]:  # SmolLM3's NoPE layers rotate nothing
                 q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
             out["q"].append(q)
             out["k"].append(k)
+            out["v"].append(v)
             k_rep = k.repeat_interleave(group, dim=0)  # repeat_kv
             v_rep = v.repeat_interleave(group, dim=0)
             scores = q @ k_rep.transpose(-1, -2) * s.scale
             if s.attn_softcap is not None:
                 scores = torch.tanh(scores / s.attn_softcap) * s.attn_softcap
             scores = scores.masked_fill(~attention_mask(n, window), float("-inf"))
-            weights = torch.softmax(scores, dim=-1)
+            if scores_hook:
+                scores = scores_hook(scores, l)
+            weights = softmax(scores) if softmax else torch.softmax(scores, dim=-1)
             out["attention"].append(weights)
-            ctx = (weights @ v_rep).transpose(0, 1).reshape(n, s.heads * s.head_dim)
-            a = self.linear(ctx, p + "self_attn.o_proj", s.o_bias)
-            if s.gemma:
-                a = rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
+            ctx = weights @ v_rep
+            if ctx_hook:
+                ctx = ctx_hook(ctx, l)
+            out["ctx"].append(ctx)
+            a = self.linear(ctx.transpose(0, 1).reshape(n, s.heads * s.head_dim), p + names.o, s.o_bias)
+            out["attn_out"].append(a)
+            if s.parallel:  # x + attn(ln1(x)) + mlp(ln2(x)) (GPTNeoXLayer, use_parallel_residual)
+                h = self.norm(x, p + names.mlp_norm)
                 x = x + a
+            elif s.gemma:
+                x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
                 h = rms_norm(x, self.get(p + "pre_feedforward_layernorm.weight"), s.eps, True)
             elif s.olmo2:
                 x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
                 h = x
             else:
                 x = x + a
-                h = rms_norm(x, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
-            m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
-                self.linear(h, p + "mlp.up_proj", s.mlp_bias)
-            m = self.linear(m, p + "mlp.down_proj", s.mlp_bias)
+                h = self.norm(x, p + names.mlp_norm)
+            m = self.mlp(h, p)
             if s.gemma or s.olmo2:
                 m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, s.gemma)
             x = x + m
-        if last_logits_only:
-            x = x[-1:]
-        x = rms_norm(x, self.get("model.norm.weight"), s.eps, s.gemma)
-        head = self.get("model.embed_tokens.weight") if s.tied else self.get("lm_head.weight")
-        logits = x @ head.T
-        if s.final_softcap is not None:
-            logits = torch.tanh(logits / s.final_softcap) * s.final_softcap
-        out["logits"] = logits
+            out["mlp_out"].append(m)
+            out["residual"].append(x)
+        out["logits"] = self.logits(x)
         return out
+
+    def forward(self, ids, last_logits_only=False):
+        """ids: list -> dict with attention [layer][head, n, n], logits [n, V] (or [1, V] for the
+        last position only), rotated q per layer [heads, n, dh] and k per layer [kv_heads, n, dh]
+        (what the scores multiply), and the rest of run()."""
+        out = self.run(ids)
+        if last_logits_only:
+            out["logits"] = out["logits"][-1:]
+        return out
+
+    # -- the read-out pieces (the logit lens, direct logit attribution) --
+    def final_norm(self, x):
+        return self.norm(x, self.names.final_norm)
+
+    def unembedding(self):
+        """[V, d]: lm_head (embed_out), or the tied embedding."""
+        return self.get(self.names.embed) if self.spec.tied else self.get(self.names.lm_head)
+
+    def softcap(self, logits):
+        c = self.spec.final_softcap
+        return logits if c is None else torch.tanh(logits / c) * c
+
+    def logits(self, x):
+        """Residual [..., d] -> logits after the final norm, the unembedding and any final softcap."""
+        return self.softcap(self.final_norm(x) @ self.unembedding().T)

@@ -4,7 +4,7 @@ direct logit attribution (DLA) and value-norm attention.
 
 One forward (`run`) takes the interventions as arguments and keeps what the read-outs need. Two
 models share that interface: InterventionDecoder (the decoder families of hf_decoder_reference.py:
-llama, mistral, qwen2, qwen3, gemma2, gemma3_text) and InterventionGPT2 (GPT-2, written after
+llama, mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3, olmo2, gpt_neox) and InterventionGPT2 (GPT-2, written after
 hf_reference.py's GPT2Model, whose weights it reuses). Plain PyTorch, no attnscope code. Run with
 /usr/bin/python3 (Debian's python3-torch). Indices count from 0 everywhere.
 
@@ -24,7 +24,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from hf_decoder_reference import DecoderReference, activation, apply_rope, attention_mask, rms_norm
+from hf_decoder_reference import DecoderReference, attention_mask
 from hf_reference import load_model
 
 
@@ -69,6 +69,9 @@ def clean_means(run):
 # ---- decoders (hf_decoder_reference.py) ----------------------------------------------------------
 
 class InterventionDecoder(DecoderReference):
+    """DecoderReference.run with the interventions as its hooks, and the pieces the read-outs need
+    in every family's names (GPT-NeoX's LayerNorms included)."""
+
     def __init__(self, folder):
         super().__init__(folder, torch.float64)
         s = self.spec
@@ -79,84 +82,20 @@ class InterventionDecoder(DecoderReference):
         self.post_attention_norm = s.gemma or s.olmo2
 
     def run(self, ids, ablate=(), mode="zero", knockout=(), means=None):
-        """The decoder forward of DecoderReference.forward with the interventions; returns residual
-        [L + 1][n, d], ctx [L][heads, n, dh] (weights·V after any ablation), v [L][kv_heads, n, dh],
-        attention [L][heads, n, n], attn_out [L][n, d] (o_proj output with any bias, before a
-        post-norm), mlp_out [L][n, d] (what the block adds, after any post-norm), logits [n, V]."""
-        s = self.spec
-        n = len(ids)
-        pos = torch.arange(n)
-        x = self.get("model.embed_tokens.weight")[torch.tensor(ids)]
-        if s.gemma:
-            x = x * torch.tensor(s.hidden ** 0.5, dtype=self.dtype).to(self.compute_dtype)
-        out = {"residual": [x], "ctx": [], "v": [], "attention": [], "attn_out": [], "mlp_out": []}
-        group = s.heads // s.kv_heads
-        for l in range(s.layers):
-            p = f"model.layers.{l}."
-            h = x if s.olmo2 else rms_norm(x, self.get(p + "input_layernorm.weight"), s.eps, s.gemma)
-            q, k, v = self.qkv(h, p)
-            if s.qk_norm:
-                q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, s.gemma)
-                k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
-            window = s.windows[l]
-            inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
-            if s.rope_layers[l]:  # SmolLM3's NoPE layers rotate nothing
-                q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
-            k_rep = k.repeat_interleave(group, dim=0)
-            v_rep = v.repeat_interleave(group, dim=0)
-            scores = q @ k_rep.transpose(-1, -2) * s.scale
-            if s.attn_softcap is not None:
-                scores = torch.tanh(scores / s.attn_softcap) * s.attn_softcap
-            scores = scores.masked_fill(~attention_mask(n, window), float("-inf"))
-            weights = softmax_rows(knock_out(scores, l, knockout))
-            ctx = ablated(weights @ v_rep, l, ablate, mode, means)
-            a = self.linear(ctx.transpose(0, 1).reshape(n, s.heads * s.head_dim), p + "self_attn.o_proj", s.o_bias)
-            out["v"].append(v)
-            out["attention"].append(weights)
-            out["ctx"].append(ctx)
-            out["attn_out"].append(a)
-            if s.gemma:
-                x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, True)
-                h = rms_norm(x, self.get(p + "pre_feedforward_layernorm.weight"), s.eps, True)
-            elif s.olmo2:
-                x = x + rms_norm(a, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
-                h = x
-            else:
-                x = x + a
-                h = rms_norm(x, self.get(p + "post_attention_layernorm.weight"), s.eps, False)
-            m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
-                self.linear(h, p + "mlp.up_proj", s.mlp_bias)
-            m = self.linear(m, p + "mlp.down_proj", s.mlp_bias)
-            if s.gemma or s.olmo2:
-                m = rms_norm(m, self.get(p + "post_feedforward_layernorm.weight"), s.eps, s.gemma)
-            x = x + m
-            out["mlp_out"].append(m)
-            out["residual"].append(x)
-        out["logits"] = self.logits(x)
-        return out
-
-    # -- the read-out pieces the analyses use --
-    def final_norm(self, x):
-        return rms_norm(x, self.get("model.norm.weight"), self.spec.eps, self.spec.gemma)
-
-    def unembedding(self):
-        """[V, d]: lm_head, or the tied embedding."""
-        return self.get("model.embed_tokens.weight") if self.spec.tied else self.get("lm_head.weight")
-
-    def softcap(self, logits):
-        c = self.spec.final_softcap
-        return logits if c is None else torch.tanh(logits / c) * c
-
-    def logits(self, x):
-        """Residual [..., d] -> logits after the final norm, the unembedding and any final softcap."""
-        return self.softcap(self.final_norm(x) @ self.unembedding().T)
+        """DecoderReference.run with the interventions: residual [L + 1][n, d], ctx [L][heads, n,
+        dh] (weights·V after any ablation), v [L][kv_heads, n, dh], attention [L][heads, n, n],
+        attn_out [L][n, d] (o_proj output with any bias, before a post-norm), mlp_out [L][n, d]
+        (what the block adds, after any post-norm), logits [n, V]."""
+        return super().run(ids, scores_hook=lambda scores, l: knock_out(scores, l, knockout),
+                           softmax=softmax_rows,
+                           ctx_hook=lambda ctx, l: ablated(ctx, l, ablate, mode, means))
 
     def o_weight(self, l):
         """The output projection in [in x out] form: [heads·dh, d]; W_O,h = rows h·dh … (h+1)·dh-1."""
-        return self.get(f"model.layers.{l}.self_attn.o_proj.weight").T
+        return self.get(self.names.layer(l) + self.names.o + ".weight").T
 
     def o_bias(self, l):
-        name = f"model.layers.{l}.self_attn.o_proj.bias"
+        name = self.names.layer(l) + self.names.o + ".bias"
         return self.get(name) if self.spec.o_bias else torch.zeros(self.hidden, dtype=torch.float64)
 
     def post_attention_frozen(self, l, o, a):
@@ -164,20 +103,22 @@ class InterventionDecoder(DecoderReference):
         denominator of the layer's whole output a (clean run, one position) frozen."""
         if not self.post_attention_norm:
             return o
-        g = self.get(f"model.layers.{l}.post_attention_layernorm.weight")
+        g = self.get(self.names.layer(l) + "post_attention_layernorm.weight")
         return o / torch.sqrt(a.pow(2).mean() + self.spec.eps) * ((1.0 + g) if self.spec.gemma else g)
 
     def final_norm_frozen(self, o, x_final):
         """A component o of the final residual x_final (one position) through the final norm with
-        x_final's denominator frozen, bias excluded."""
-        g = self.get("model.norm.weight")
+        x_final's denominator frozen, bias excluded (LayerNorm: the component centred too)."""
+        g = self.get(self.names.final_norm + ".weight")
+        if self.spec.layer_norm:
+            return (o - o.mean()) / torch.sqrt(x_final.var(unbiased=False) + self.spec.eps) * g
         normed = o / torch.sqrt(x_final.pow(2).mean() + self.spec.eps)
         return normed * (1.0 + g) if self.spec.gemma else normed * g
 
     def zeroed_head_logits(self, ids, l, h):
-        """Logits of the plain DecoderReference.forward with head h's columns of layer l's o_proj set
-        to 0: an independent path to a zero ablation (for self_check)."""
-        name = f"model.layers.{l}.self_attn.o_proj.weight"
+        """Logits of the plain forward with head h's columns of layer l's output projection set to
+        0: another path to a zero ablation (for self_check)."""
+        name = self.names.layer(l) + self.names.o + ".weight"
         keep = self.w[name]
         self.w[name] = keep.clone()
         self.w[name][:, h * self.head_dim:(h + 1) * self.head_dim] = 0.0
@@ -187,7 +128,7 @@ class InterventionDecoder(DecoderReference):
             self.w[name] = keep
 
     def final_norm_bias(self):
-        return None
+        return self.get(self.names.final_norm + ".bias") if self.spec.layer_norm else None
 
 
 # ---- GPT-2 (hf_reference.py's GPT2Model weights, the forward spelled out with the hooks) ---------

@@ -96,7 +96,7 @@ def golden_for(folder, name):
     return out
 
 
-DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "olmo2", "gemma3")
+DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "olmo2", "gemma3", "gpt_neox")
 
 
 def decoder_cases(cfg):

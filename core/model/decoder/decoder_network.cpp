@@ -94,6 +94,15 @@ void check_runnable(const DecoderSpec& s) {
   if (s.norm == NormKind::kLayer && (s.post_norms || !s.pre_norms))
     throw ModelError(what + ": LayerNorm only as pre-norms is supported");
   if (!s.pre_norms && !s.post_norms) throw ModelError(what + " without any norm in its layers");
+  if (s.parallel_residual && (s.post_norms || !s.pre_norms))
+    throw ModelError(what + ": parallel attention and MLP only with pre-norms is supported");
+  for (const RopeSpec* r : {&s.rope, &s.rope_local})
+    if (s.positions == PositionKind::kRope &&
+        (r->rotary_dims() <= 0 || r->rotary_dims() > s.head_dim || r->rotary_dims() % 2 != 0))
+      throw ModelError(what + ": " + std::to_string(r->rotary_dims()) +
+                       " rotary dimensions do not fit head_dim " + std::to_string(s.head_dim));
+  if (s.fused_qkv_layout == FusedQkvLayout::kPerHead && s.kv_heads != s.heads)
+    throw ModelError(what + ": a per-head fused q|k|v needs as many KV heads as heads");
   if (s.positions == PositionKind::kLearned && s.max_positions <= 0)
     throw ModelError(what + " with learned positions needs max positions > 0");
 }
@@ -340,9 +349,19 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     Tensor k_new = cache.k_[l].rows_view(past, n), v_new = cache.v_[l].rows_view(past, n);
     if (fused_qkv) {  // one projection [n x q·dh | kv·dh | kv·dh], split
       backend.linear(normed, *L.qkv, L.qkv_bias, qkv);
-      backend.copy(qkv.cols_view(0, q_cols), q);
-      backend.copy(qkv.cols_view(q_cols, kv_cols), k_new);
-      backend.copy(qkv.cols_view(q_cols + kv_cols, kv_cols), v_new);
+      if (s.fused_qkv_layout == FusedQkvLayout::kPerHead) {  // [heads][q | k | v][dh] (GPT-NeoX)
+        for (int h = 0; h < s.heads; ++h) {
+          Tensor qh = q.cols_view(h * dh, dh), kh = k_new.cols_view(h * dh, dh),
+                 vh = v_new.cols_view(h * dh, dh);
+          backend.copy(qkv.cols_view(3 * h * dh, dh), qh);
+          backend.copy(qkv.cols_view((3 * h + 1) * dh, dh), kh);
+          backend.copy(qkv.cols_view((3 * h + 2) * dh, dh), vh);
+        }
+      } else {
+        backend.copy(qkv.cols_view(0, q_cols), q);
+        backend.copy(qkv.cols_view(q_cols, kv_cols), k_new);
+        backend.copy(qkv.cols_view(q_cols + kv_cols, kv_cols), v_new);
+      }
     } else {
       backend.linear(normed, *L.q, L.q_bias, q);      // [n x heads·dh]
       backend.linear(normed, *L.k, L.k_bias, k_new);  // [n x kv·dh]
@@ -353,8 +372,20 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       backend.rms_norm(k_new, L.k_norm, s.norm_eps, s.norm_offset, k_new);
     }
     if (s.positions == PositionKind::kRope && layer.rope) {
-      backend.rope(q, s.heads, dh, inv_freq, past);
-      backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
+      const int rotary = static_cast<int>(inv_freq.size()) * 2;
+      if (rotary == dh) {
+        backend.rope(q, s.heads, dh, inv_freq, past);
+        backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
+      } else {  // partial rotary: each head's first `rotary` dimensions, the rest pass
+        for (int h = 0; h < s.heads; ++h) {
+          Tensor head = q.cols_view(h * dh, rotary);
+          backend.rope(head, 1, rotary, inv_freq, past);
+        }
+        for (int h = 0; h < s.kv_heads; ++h) {
+          Tensor head = k_new.cols_view(h * dh, rotary);
+          backend.rope(head, 1, rotary, inv_freq, past);
+        }
+      }
     }
     AttentionMask mask;
     mask.causal = true;
@@ -420,14 +451,19 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     if (request.keep_attention_output)
       out.attention_output[static_cast<std::size_t>(l)] = backend.download(projected);
     if (s.post_norms) norm(projected, L.post_attention_norm, L.post_attention_norm_bias, projected);
+    // MLP block: down(act(gate(h)) · up(h)), or down(act(up(h))). Its input is normed from x after
+    // the attention joined it, or (parallel_residual) from the layer's input x itself.
+    if (s.parallel_residual) norm(x, L.post_attention_norm, L.post_attention_norm_bias, normed);
     backend.add(x, projected);
-    // MLP block: down(act(gate(h)) · up(h)), or down(act(up(h))).
-    if (!s.pre_norms)
+    if (s.parallel_residual) {
+      // normed holds the MLP's input already
+    } else if (!s.pre_norms) {
       backend.copy(x, normed);
-    else if (s.post_norms)
+    } else if (s.post_norms) {
       norm(x, L.pre_mlp_norm, L.pre_mlp_norm_bias, normed);
-    else
+    } else {
       norm(x, L.post_attention_norm, L.post_attention_norm_bias, normed);
+    }
     backend.linear(normed, *L.up, L.up_bias, up);
     if (s.gated_mlp) {
       backend.linear(normed, *L.gate, L.gate_bias, gate);

@@ -7,10 +7,13 @@
 //   per layer:  h = norm(x)                                          (RMSNorm or LayerNorm)
 //               q, k, v = h·Wq (+b), h·Wk (+b), h·Wv (+b)             [n x heads·dh], [n x kv·dh]
 //                         (or one h·Wqkv (+b) split in three: GPT-2's c_attn)
+//                         (or one h·Wqkv (+b) per head [q|k|v]: GPT-NeoX's query_key_value)
 //               q, k = rms_norm per head (qk_norm); rope(q), rope(k)   at positions past..past+n-1
+//                      (partial rotary: each head's first rotary_dims dimensions only)
 //               cache += k, v;  a = attention(q, cache) · Wo    (query head h uses KV head h/group)
 //               x += sandwich ? norm(a) : a
 //               h = norm(x);  m = down(act(gate(h)) · up(h))  or  down(act(up(h)))  (plain MLP)
+//                     (parallel_residual: h = norm2 of the layer's input x, before a joined it)
 //               x += sandwich ? norm(m) : m
 //   logits = softcap(norm(x) · lm_headᵀ)                              [rows x vocab]
 //

@@ -44,9 +44,11 @@ std::vector<int> config_token_ids(const nlohmann::json& config, const std::strin
 
 RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
                    const fs::path& where) {
-  if (head_dim % 2 != 0)
-    throw ModelError(where.string() + ": head_dim " + std::to_string(head_dim) +
-                     " is odd; rotary embeddings rotate pairs of dimensions");
+  // head_dim: the rotated dimensions of a head (all of them but in partial rotary).
+  if (head_dim % 2 != 0 || head_dim <= 0)
+    throw ModelError(where.string() + ": " + std::to_string(head_dim) +
+                     " rotary dimensions (head_dim, or its rotated part) is not a positive even "
+                     "number; rotary embeddings rotate pairs of dimensions");
   if (!(theta > 0)) throw ModelError(where.string() + ": 'rope_theta' must be positive");
   RopeSpec r;
   std::vector<double> inv(head_dim / 2);

@@ -1,8 +1,7 @@
 #pragma once
 // The description of a decoder-only transformer that every family's config.json maps to: what
-// differs between GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3 and OLMo 2 is data
-// here,
-// not code.
+// differs between GPT-2, GPT-NeoX (Pythia), Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3
+// and OLMo 2 is data here, not code.
 // One network (decoder_network.h) runs any description; a family is one file that fills it in
 // (families/*.cpp) plus one registration line (core/model/hf/hf_families.cpp).
 #include <filesystem>
@@ -24,14 +23,21 @@ enum class NormKind { kRms, kLayer };
 enum class PositionKind { kRope, kLearned };
 
 // How a family names and lays out its tensors in safetensors: Hugging Face's LlamaForCausalLM names
-// (model.layers.N.self_attn.q_proj, nn.Linear [out x in]), or GPT-2's (h.N.attn.c_attn, one
-// combined q|k|v projection, Conv1D [in x out], optionally under "transformer.").
-enum class TensorNames { kLlama, kGpt2 };
+// (model.layers.N.self_attn.q_proj, nn.Linear [out x in]), GPT-2's (h.N.attn.c_attn, one
+// combined q|k|v projection, Conv1D [in x out], optionally under "transformer."), or GPT-NeoX's
+// (gpt_neox.layers.N.attention.query_key_value, nn.Linear, q|k|v interleaved per head).
+enum class TensorNames { kLlama, kGpt2, kGptNeox };
 
-// Rotary position embedding in Hugging Face's rotate_half convention: dimension i and i + dh/2 of a
-// head form a pair rotated by position · inv_freq[i].
+// How one fused q|k|v projection's output columns are laid out: q's columns, then k's, then v's
+// (GPT-2's c_attn), or each head's q, k and v side by side ([heads][3][head_dim], GPT-NeoX).
+enum class FusedQkvLayout { kConcatenated, kPerHead };
+
+// Rotary position embedding in Hugging Face's rotate_half convention: dimension i and i + r/2 of a
+// head's first r = rotary_dims() dimensions form a pair rotated by position · inv_freq[i]; the
+// dimensions past r pass unrotated (partial rotary: GPT-NeoX's rotary_pct, partial_rotary_factor).
 struct RopeSpec {
-  std::vector<float> inv_freq;  // [head_dim / 2], after the rope_scaling rule
+  std::vector<float> inv_freq;  // [rotary_dims / 2], after the rope_scaling rule
+  int rotary_dims() const { return static_cast<int>(inv_freq.size()) * 2; }
 };
 
 struct DecoderLayerSpec {
@@ -54,6 +60,9 @@ struct DecoderSpec {
   // stream (Gemma's sandwich with pre_norms; OLMo 2's only norms without).
   bool pre_norms = true;
   bool post_norms = false;
+  // Parallel attention and MLP (GPT-NeoX's use_parallel_residual): both read the layer's input,
+  // x + attn(norm1(x)) + mlp(norm2(x)); otherwise the MLP reads x + attn(norm1(x)).
+  bool parallel_residual = false;
   PositionKind positions = PositionKind::kRope;
   // Gated: down(act(gate(x)) · up(x)); plain: down(act(up(x))) (GPT-2; GELU activations only).
   bool gated_mlp = true;
@@ -70,6 +79,7 @@ struct DecoderSpec {
   std::vector<DecoderLayerSpec> layer;  // [layers]
   bool tied_embeddings = false;
   TensorNames tensor_names = TensorNames::kLlama;
+  FusedQkvLayout fused_qkv_layout = FusedQkvLayout::kConcatenated;
   // Whether traces report kv_heads: the config has grouped-query attention's notion of KV heads
   // (num_key_value_heads). GPT-2's plain multi-head attention has none; its traces keep the keys
   // they always had.
@@ -99,9 +109,10 @@ struct DecoderSpec {
 DecoderSpec common_decoder_spec(const nlohmann::json& config, const std::filesystem::path& where,
                                 bool tied_default);
 
-// inv_freq for RoPE over `head_dim` dimensions with base `theta`, after `scaling` (config.json's
-// rope_scaling: null, "default", "linear" or "llama3"; other rules throw ModelError naming them).
-RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
+// inv_freq for RoPE over `rotary_dims` dimensions of each head (all of them in most families) with
+// base `theta`, after `scaling` (config.json's rope_scaling: null, "default", "linear" or "llama3";
+// other rules throw ModelError naming them).
+RopeSpec rope_spec(int rotary_dims, double theta, const nlohmann::json& scaling,
                    const std::filesystem::path& where);
 
 // A token id or a list of them (bos_token_id, eos_token_id); empty when absent or null.
@@ -127,6 +138,7 @@ DecoderSpec gemma3_multimodal_spec(const nlohmann::json& config,
                                    const std::filesystem::path& where);
 DecoderSpec olmo2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec smollm3_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec gpt_neox_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 
 }  // namespace attnscope

@@ -210,6 +210,43 @@ void read_gpt2_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderS
   }
 }
 
+// GPTNeoXForCausalLM saves "gpt_neox.layers.0…" and embed_out.weight; GPTNeoXModel saves
+// "layers.0…". query_key_value is nn.Linear [3·hidden x hidden] whose output rows run per head
+// (q, k, v of head 0, then of head 1 …: FusedQkvLayout::kPerHead); the buffers old checkpoints
+// carry (attention.bias, attention.masked_bias, attention.rotary_emb.inv_freq) are never asked for.
+void read_gpt_neox_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderSpec& s,
+                         DecoderFileWeights& w, const ProgressFn& progress) {
+  if (s.gated_mlp || s.norm != NormKind::kLayer || s.post_norms || s.qk_norm ||
+      s.kv_heads != s.heads)
+    throw ModelError(c.folder().string() +
+                     ": GPT-NeoX's tensors hold a plain MLP, LayerNorms and multi-head attention, "
+                     "not what the config asks");
+  const std::string t = c.has("gpt_neox.embed_in.weight") ? "gpt_neox." : "";
+  const int d = s.hidden, q_out = s.heads * s.head_dim;
+  w.embed = r.matrix(t + "embed_in.weight", s.vocab, d);
+  w.lm_head = s.tied_embeddings ? w.embed : r.matrix("embed_out.weight", s.vocab, d);
+  w.final_norm = r.vector(t + "final_layer_norm.weight", d);
+  w.final_norm_bias = r.vector(t + "final_layer_norm.bias", d);
+  for (int i = 0; i < s.layers; ++i) {
+    if (progress) progress(static_cast<double>(i) / s.layers, "reading layer " + std::to_string(i));
+    const std::string p = t + "layers." + std::to_string(i) + ".";
+    DecoderLayerFileWeights l;
+    l.input_norm = r.vector(p + "input_layernorm.weight", d);
+    l.input_norm_bias = r.vector(p + "input_layernorm.bias", d);
+    l.post_attention_norm = r.vector(p + "post_attention_layernorm.weight", d);
+    l.post_attention_norm_bias = r.vector(p + "post_attention_layernorm.bias", d);
+    l.qkv = r.matrix(p + "attention.query_key_value.weight", 3 * q_out, d);
+    l.qkv_bias = r.bias(p + "attention.query_key_value.bias", 3 * q_out, s.qkv_bias);
+    l.o = r.matrix(p + "attention.dense.weight", d, q_out);
+    l.o_bias = r.bias(p + "attention.dense.bias", d, s.o_bias);
+    l.up = r.matrix(p + "mlp.dense_h_to_4h.weight", s.ff, d);
+    l.up_bias = r.bias(p + "mlp.dense_h_to_4h.bias", s.ff, s.mlp_bias);
+    l.down = r.matrix(p + "mlp.dense_4h_to_h.weight", d, s.ff);
+    l.down_bias = r.bias(p + "mlp.dense_4h_to_h.bias", d, s.mlp_bias);
+    w.layers.push_back(std::move(l));
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint& checkpoint,
@@ -222,6 +259,8 @@ std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint&
                      " model with learned positions: only GPT-2's tensor names carry them");
   if (s.tensor_names == TensorNames::kGpt2)
     read_gpt2_named(checkpoint, r, s, *w, progress);
+  else if (s.tensor_names == TensorNames::kGptNeox)
+    read_gpt_neox_named(checkpoint, r, s, *w, progress);
   else
     read_llama_named(checkpoint, r, s, *w, progress);
   w->dtype = w->embed.dtype;

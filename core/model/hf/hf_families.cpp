@@ -41,6 +41,7 @@ const std::vector<HfFamily>& hf_families() {
        gemma3_multimodal_spec, PositionScheme::kRotary},
       {"smollm3", "SmolLM3", decoder<smollm3_spec>, smollm3_spec, PositionScheme::kRotary},
       {"olmo2", "Olmo2", decoder<olmo2_spec>, olmo2_spec, PositionScheme::kRotary},
+      {"gpt_neox", "GPTNeoX", decoder<gpt_neox_spec>, gpt_neox_spec, PositionScheme::kRotary},
       // Encoders after BERT: RoBERTa's and XLM-R's positions start after padding_idx.
       {"roberta", "Roberta", encoder<roberta_encoder_spec>, nullptr, PositionScheme::kLearned,
        roberta_encoder_spec},
