@@ -3,6 +3,7 @@
 // app's worker thread can run one while the UI thread holds another.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/backend/backend.h"
@@ -29,6 +30,23 @@ class Model {
     (void)backend;
     (void)options;
     throw UsageError("model kind '" + info().kind + "' cannot generate text (decoders can)");
+  }
+  // Encoder–decoders (info().capabilities.cross_attention): the encoder reads `source`, the
+  // decoder `target` (tokenized as the target side: decoder_start_token_id first, then its ids with
+  // the tokenizer's </s>), or, with no target, the greedy output (at most `max_new_tokens` tokens,
+  // ending at </s>). The trace's tokens/attention are the encoder's and `decoder` holds the
+  // decoder's self-attention and cross-attention. run(text) of such a model is
+  // run_translation(text, std::nullopt). Throws UsageError for other models.
+  virtual AttentionTrace run_translation(const std::string& source,
+                                         const std::optional<std::string>& target, Backend& backend,
+                                         int max_new_tokens = 64) const {
+    (void)source;
+    (void)target;
+    (void)backend;
+    (void)max_new_tokens;
+    throw UsageError("model kind '" + info().kind +
+                     "' has no decoder to translate with (encoder–decoders such as bart, marian "
+                     "and t5 do)");
   }
 };
 

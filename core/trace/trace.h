@@ -20,6 +20,9 @@ struct ModelCapabilities {
   bool predictions = false;    // top next tokens (decoders)
   bool meaning_shift = false;  // a comparison of two sentences' meanings (the lesson model)
   bool generation = false;     // Model::start_generation continues the text
+  // An encoder–decoder (BART, Marian, T5): Model::run_translation; traces carry `decoder`
+  // (decoder self-attention and cross-attention beside the encoder's own).
+  bool cross_attention = false;
 };
 
 struct ModelInfo {
@@ -28,6 +31,10 @@ struct ModelInfo {
   int layers = 1;
   int heads = 1;
   int kv_heads = 0;  // grouped-query attention: heads sharing keys/values; 0 = one per head
+  // Encoder–decoders: the decoder's layers and heads (layers/heads above are the encoder's); 0 for
+  // every other model.
+  int decoder_layers = 0;
+  int decoder_heads = 0;
   PieceEncoding pieces = PieceEncoding::kPlain;  // how Token::text encodes text (model.pieces)
   ModelCapabilities capabilities;
   nlohmann::json options = nlohmann::json::object();  // lesson model: beta, mask_self, …
@@ -73,6 +80,25 @@ struct Prediction {
   float probability = 0.0f;
 };
 
+// The decoder's half of an encoder–decoder's trace (BART, Marian, T5). The trace's own `tokens` and
+// `attention` stay the encoder's (source x source), so readers that know nothing of decoders keep
+// working; this holds the target side. JSON: the trace's "decoder" object.
+struct DecoderTrace {
+  // decoder_start_token_id first (as Hugging Face's shift_tokens_right and generate put it), then
+  // the target's ids (with the </s> the tokenizer adds), or the greedy output (Token::generated).
+  Tokens tokens;
+  // attention[layer][head]: [targets x targets], causal (masked entries 0, rows sum to 1).
+  std::vector<std::vector<Matrix>> attention;
+  // cross_attention[layer][head]: [targets x sources]: decoder queries x encoder keys.
+  std::vector<std::vector<Matrix>> cross_attention;
+  // Optional: predictions[i] is the top-10 next-token distribution at decoder position i (what
+  // follows tokens[0..i]); for a greedy output token i + 1 is its first entry.
+  std::vector<std::vector<Prediction>> predictions;
+  int layers() const { return static_cast<int>(attention.size()); }
+  int heads() const { return attention.empty() ? 0 : static_cast<int>(attention[0].size()); }
+  int targets() const { return static_cast<int>(tokens.size()); }
+};
+
 struct AttentionTrace {
   ModelInfo model;
   std::string backend;  // "cpu" | "cuda"
@@ -102,6 +128,9 @@ struct AttentionTrace {
   // How `attention` is weighted: "raw" (the softmax weights), or "value-norm" (each row's
   // a_ij·‖v_j W_O,h‖ renormalised to sum 1). Files record it; absent means raw.
   std::string weighting = "raw";
+  // Encoder–decoders only (model.capabilities.cross_attention): the decoder's side. Shared and
+  // immutable, so copies of the trace share it; null for every other model.
+  std::shared_ptr<const DecoderTrace> decoder;
   // Input was cut to the model's limit: the byte offset where the first dropped token starts, so
   // text[0, truncated_at_byte) is what the model saw (-1 = not truncated). Same for every model.
   int truncated_at_byte = -1;
