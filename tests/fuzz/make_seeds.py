@@ -111,6 +111,23 @@ wp_json = {
 }
 put("tokenizer_files", "wordpiece-tokenizer-json", b"\x03" + json.dumps(wp_json).encode())
 
+# unigram (fuzz_unigram.cpp): the XLM-R-like fixture's Unigram vocabulary (its first pieces, as
+# "piece<TAB>score" lines) and its SentencePiece charsmap, raw (even first byte) and cut short.
+xlmr = json.loads(read(os.path.join(fixtures, "xlm-roberta-tiny", "tokenizer.json")))
+pieces = [(p, s) for p, s in xlmr["model"]["vocab"] if "\n" not in p and "\t" not in p]
+lines = "\n".join("%s\t%r" % (p, s) for p, s in pieces[:400])
+sample = "\u2581Hello\u2581world caf\u00e9 \u4e2d\u6587 \U0001F600 \u2581the\u2581bank"
+put("unigram", "vocab", b"\x01" + ("unk=%d\n" % xlmr["model"].get("unk_id", 0) + lines).encode() + SEP + sample.encode())
+put("unigram", "vocab-byte-fallback", b"\x03" + ("byte_fallback\n" + lines + "\n" + "\n".join(
+    "<0x%02X>\t0" % b for b in range(256))).encode() + SEP + sample.encode() + b" \xff\xfe")
+charsmaps = [n["precompiled_charsmap"] for n in (xlmr.get("normalizer") or {}).get("normalizers", [])
+             if n.get("type") == "Precompiled"]
+if charsmaps:
+    import base64
+    blob = base64.b64decode(charsmaps[0])
+    put("unigram", "charsmap", b"\x00" + blob)
+    put("unigram", "charsmap-truncated", b"\x02" + blob[: len(blob) // 3])
+
 # encode: texts that reach the tokenizers' corners.
 for i, text in enumerate([
     "The bank by the river. She sat by the bank!",
