@@ -2,6 +2,7 @@
 // SentencePiece model files (.spm, the ModelProto of sentencepiece_model.proto) for the fixtures,
 // and the tokenizer files of a Marian (opus-mt) checkpoint: source.spm, target.spm, vocab.json and
 // tokenizer_config.json, as Helsinki-NLP's folders ship them (no tokenizer.json).
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct MarianTokenizerOptions {
   // two vocabularies differ, as en and de do, and share their most frequent pieces).
   int source_pieces = 3000;
   int target_pieces = 3000;
+  // Both also keep the first `characters` single-character pieces (the vocabulary lists them
+  // last, by frequency): the rarer characters stay unknown (<unk>), as in a real vocabulary.
+  int characters = 1000;
   std::string source_lang = "en";
   std::string target_lang = "de";
   // ">>de<<"-style codes of a multilingual model: put in vocab.json right after <unk> (empty for
