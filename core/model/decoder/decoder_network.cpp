@@ -305,6 +305,23 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   auto norm = [&](const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& out) {
     run_norm(s, backend, in, weight, bias, out);
   };
+  // RoPE of x [rows x heads·dh] at positions pos0…: each head's first 2·|inv_freq| dimensions
+  // (all of them, or partial rotary's part, the rest passing), those then times `factor`
+  // (LongRoPE's attention factor on cos and sin).
+  auto rotate = [&](Tensor& x, int heads, const std::vector<float>& inv_freq, int pos0,
+                    float factor) {
+    const int rotary = static_cast<int>(inv_freq.size()) * 2;
+    if (rotary == dh) {
+      backend.rope(x, heads, dh, inv_freq, pos0);
+      if (factor != 1.0f) backend.scale(x, factor);
+      return;
+    }
+    for (int h = 0; h < heads; ++h) {
+      Tensor head = x.cols_view(h * dh, rotary);
+      backend.rope(head, 1, rotary, inv_freq, pos0);
+      if (factor != 1.0f) backend.scale(head, factor);
+    }
+  };
   Tensor x;  // the residual stream
   Tensor normed = backend.alloc(n, s.hidden), projected = backend.alloc(n, s.hidden);
   if (start > 0) {
@@ -340,7 +357,20 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     if (request.keep_residuals) out.residuals[static_cast<std::size_t>(l)] = backend.download(x);
     const DecoderLayerWeights& L = w->layers[l];
     const DecoderLayerSpec& layer = s.layer[l];
-    const std::vector<float>& inv_freq = layer.local_rope ? s.rope_local.inv_freq : s.rope.inv_freq;
+    const RopeSpec& rope = layer.local_rope ? s.rope_local : s.rope;
+    // LongRoPE: the whole sequence's length picks the frequencies (HF's dynamic_rope_update by
+    // max(position_ids) + 1). Keys cached while it was no longer than original_max_positions were
+    // rotated with the short ones; at the switch they turn by pos·(long - short) more, which is
+    // the rotation by pos·long (HF's Phi3ForCausalLM recomputes its cache there instead).
+    const std::vector<float>& inv_freq = rope.inv_freq_for(m);
+    if (s.positions == PositionKind::kRope && layer.rope && past > 0 &&
+        &rope.inv_freq_for(past) != &inv_freq) {
+      std::vector<float> turn(inv_freq.size());
+      const std::vector<float>& before = rope.inv_freq_for(past);
+      for (std::size_t i = 0; i < turn.size(); ++i) turn[i] = inv_freq[i] - before[i];
+      Tensor cached = cache.k_[l].rows_view(0, past);
+      rotate(cached, s.kv_heads, turn, 0, 1.0f);
+    }
     // Attention block. The new keys and values go straight into the cache rows of their positions.
     if (s.pre_norms)
       norm(x, L.input_norm, L.input_norm_bias, normed);
@@ -372,20 +402,8 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
       backend.rms_norm(k_new, L.k_norm, s.norm_eps, s.norm_offset, k_new);
     }
     if (s.positions == PositionKind::kRope && layer.rope) {
-      const int rotary = static_cast<int>(inv_freq.size()) * 2;
-      if (rotary == dh) {
-        backend.rope(q, s.heads, dh, inv_freq, past);
-        backend.rope(k_new, s.kv_heads, dh, inv_freq, past);
-      } else {  // partial rotary: each head's first `rotary` dimensions, the rest pass
-        for (int h = 0; h < s.heads; ++h) {
-          Tensor head = q.cols_view(h * dh, rotary);
-          backend.rope(head, 1, rotary, inv_freq, past);
-        }
-        for (int h = 0; h < s.kv_heads; ++h) {
-          Tensor head = k_new.cols_view(h * dh, rotary);
-          backend.rope(head, 1, rotary, inv_freq, past);
-        }
-      }
+      rotate(q, s.heads, inv_freq, past, rope.attention_factor);
+      rotate(k_new, s.kv_heads, inv_freq, past, rope.attention_factor);
     }
     AttentionMask mask;
     mask.causal = true;

@@ -99,6 +99,65 @@ RopeSpec rope_spec(int head_dim, double theta, const nlohmann::json& scaling,
   return r;
 }
 
+RopeSpec longrope_spec(int rotary_dims, double theta, const nlohmann::json& scaling,
+                       int max_positions, int original_max_positions, const fs::path& where) {
+  RopeSpec r = rope_spec(rotary_dims, theta, nlohmann::json(), where);  // checks the two numbers
+  if (!scaling.is_object())
+    throw ModelError(where.string() + ": rope_scaling of type longrope must be an object, found " +
+                     scaling.dump());
+  if (original_max_positions <= 0)
+    throw ModelError(where.string() +
+                     ": 'original_max_position_embeddings' must be a positive integer for "
+                     "rope_scaling of type longrope, found " +
+                     std::to_string(original_max_positions));
+  const int half = rotary_dims / 2;
+  // One factor per rotated pair of dimensions (Phi3Config.validate_rope's length check).
+  auto factors = [&](const char* key) {
+    const auto it = scaling.find(key);
+    const std::string name = std::string("'rope_scaling.") + key + "'";
+    if (it == scaling.end() || !it->is_array())
+      throw ModelError(where.string() + ": " + name + " must be a list of " + std::to_string(half) +
+                       " numbers (one per rotated pair of dimensions)" +
+                       (it == scaling.end() ? std::string(", but it is missing")
+                                            : std::string(", found ") + it->dump()));
+    if (static_cast<int>(it->size()) != half)
+      throw ModelError(where.string() + ": " + name + " has " + std::to_string(it->size()) +
+                       " entries, expected " + std::to_string(half) + " (rotary dimensions " +
+                       std::to_string(rotary_dims) + " / 2)");
+    std::vector<double> f;
+    for (const auto& v : *it) {
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw ModelError(where.string() + ": " + name + " must hold positive numbers, found " +
+                         v.dump());
+      f.push_back(v.get<double>());
+    }
+    return f;
+  };
+  const std::vector<double> short_factor = factors("short_factor"),
+                            long_factor = factors("long_factor");
+  // factor: as given, else the ratio of the two context lengths (Phi-3's configs give none).
+  double factor = number(scaling, "factor", 0, where, "rope_scaling.");
+  if (factor == 0) factor = static_cast<double>(max_positions) / original_max_positions;
+  if (!(factor > 0)) throw ModelError(where.string() + ": 'rope_scaling.factor' must be > 0");
+  double attention = number(scaling, "attention_factor", -1, where, "rope_scaling.");
+  if (attention == -1)
+    attention = factor <= 1.0
+                    ? 1.0
+                    : std::sqrt(1 + std::log(factor) /
+                                        std::log(static_cast<double>(original_max_positions)));
+  if (!(attention > 0) || !std::isfinite(attention))
+    throw ModelError(where.string() + ": 'rope_scaling.attention_factor' must be > 0");
+  r.long_inv_freq.resize(static_cast<std::size_t>(half));
+  for (int i = 0; i < half; ++i) {
+    const double base = std::pow(theta, static_cast<double>(2 * i) / rotary_dims);
+    r.inv_freq[i] = static_cast<float>(1.0 / (short_factor[i] * base));
+    r.long_inv_freq[i] = static_cast<float>(1.0 / (long_factor[i] * base));
+  }
+  r.original_max_positions = original_max_positions;
+  r.attention_factor = static_cast<float>(attention);
+  return r;
+}
+
 MlpActivation activation_from_name(const std::string& name, const fs::path& where) {
   if (name == "silu" || name == "swish") return MlpActivation::kSilu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast")

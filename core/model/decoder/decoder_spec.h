@@ -1,9 +1,9 @@
 #pragma once
 // The description of a decoder-only transformer that every family's config.json maps to: what
-// differs between GPT-2, GPT-NeoX (Pythia), Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, SmolLM3
-// and OLMo 2 is data here, not code.
-// One network (decoder_network.h) runs any description; a family is one file that fills it in
-// (families/*.cpp) plus one registration line (core/model/hf/hf_families.cpp).
+// differs between GPT-2, GPT-NeoX (Pythia), Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3,
+// SmolLM3, OLMo 2 and Phi-3 is data here, not code. One network (decoder_network.h) runs any
+// description; a family is one file that fills it in (families/*.cpp) plus one registration line
+// (core/model/hf/hf_families.cpp).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,9 +24,11 @@ enum class PositionKind { kRope, kLearned };
 
 // How a family names and lays out its tensors in safetensors: Hugging Face's LlamaForCausalLM names
 // (model.layers.N.self_attn.q_proj, nn.Linear [out x in]), GPT-2's (h.N.attn.c_attn, one
-// combined q|k|v projection, Conv1D [in x out], optionally under "transformer."), or GPT-NeoX's
-// (gpt_neox.layers.N.attention.query_key_value, nn.Linear, q|k|v interleaved per head).
-enum class TensorNames { kLlama, kGpt2, kGptNeox };
+// combined q|k|v projection, Conv1D [in x out], optionally under "transformer."), GPT-NeoX's
+// (gpt_neox.layers.N.attention.query_key_value, nn.Linear, q|k|v interleaved per head), or Phi-3's
+// (Llama's names but one self_attn.qkv_proj whose rows are q | k | v and one mlp.gate_up_proj whose
+// rows are gate | up, read as row views of the fused matrices).
+enum class TensorNames { kLlama, kGpt2, kGptNeox, kPhi3 };
 
 // How one fused q|k|v projection's output columns are laid out: q's columns, then k's, then v's
 // (GPT-2's c_attn), or each head's q, k and v side by side ([heads][3][head_dim], GPT-NeoX).
@@ -35,9 +37,20 @@ enum class FusedQkvLayout { kConcatenated, kPerHead };
 // Rotary position embedding in Hugging Face's rotate_half convention: dimension i and i + r/2 of a
 // head's first r = rotary_dims() dimensions form a pair rotated by position · inv_freq[i]; the
 // dimensions past r pass unrotated (partial rotary: GPT-NeoX's rotary_pct, partial_rotary_factor).
+// LongRoPE (Phi-3's rope_scaling "longrope"): two sets of frequencies, the long one for a sequence
+// longer than original_max_positions, and cos and sin multiplied by attention_factor.
 struct RopeSpec {
   std::vector<float> inv_freq;  // [rotary_dims / 2], after the rope_scaling rule
+  // LongRoPE only (empty otherwise): inv_freq with long_factor instead of short_factor, for a
+  // sequence of more than original_max_positions tokens (the whole sequence, cached keys included).
+  std::vector<float> long_inv_freq;
+  int original_max_positions = 0;
+  float attention_factor = 1.0f;  // multiplies cos and sin (LongRoPE's; 1 for every other rule)
   int rotary_dims() const { return static_cast<int>(inv_freq.size()) * 2; }
+  // The frequencies every position of a sequence of `length` tokens is rotated with.
+  const std::vector<float>& inv_freq_for(int length) const {
+    return !long_inv_freq.empty() && length > original_max_positions ? long_inv_freq : inv_freq;
+  }
 };
 
 struct DecoderLayerSpec {
@@ -115,6 +128,18 @@ DecoderSpec common_decoder_spec(const nlohmann::json& config, const std::filesys
 RopeSpec rope_spec(int rotary_dims, double theta, const nlohmann::json& scaling,
                    const std::filesystem::path& where);
 
+// LongRoPE over `rotary_dims` dimensions with base `theta` (modeling_rope_utils.py's
+// _compute_longrope_parameters): `scaling` holds short_factor and long_factor (rotary_dims / 2
+// numbers each), optionally factor and attention_factor; `max_positions` is config.json's
+// max_position_embeddings and `original_max_positions` its original_max_position_embeddings.
+// inv_freq[i] = 1 / (short_factor[i] · theta^(2i / rotary_dims)), long_inv_freq with long_factor;
+// attention_factor as given, else √(1 + ln(factor) / ln(original)) with factor as given, else
+// max_positions / original_max_positions (1 when factor <= 1). Throws ModelError naming `where`
+// and the key.
+RopeSpec longrope_spec(int rotary_dims, double theta, const nlohmann::json& scaling,
+                       int max_positions, int original_max_positions,
+                       const std::filesystem::path& where);
+
 // A token id or a list of them (bos_token_id, eos_token_id); empty when absent or null.
 std::vector<int> config_token_ids(const nlohmann::json& config, const std::string& key,
                                   const std::filesystem::path& where);
@@ -139,6 +164,7 @@ DecoderSpec gemma3_multimodal_spec(const nlohmann::json& config,
 DecoderSpec olmo2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec smollm3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt_neox_spec(const nlohmann::json& config, const std::filesystem::path& where);
+DecoderSpec phi3_spec(const nlohmann::json& config, const std::filesystem::path& where);
 DecoderSpec gpt2_spec(const nlohmann::json& config, const std::filesystem::path& where);
 
 }  // namespace attnscope

@@ -1,6 +1,7 @@
 // Reading a decoder's tensors as views of the memory-mapped safetensors, with the shape and dtype
-// checks and messages: Hugging Face's LlamaForCausalLM naming, which the modern families share, or
-// GPT-2's (TensorNames in decoder_spec.h).
+// checks and messages: Hugging Face's LlamaForCausalLM naming, which the modern families share
+// (Phi-3's with its fused qkv_proj and gate_up_proj), GPT-2's or GPT-NeoX's (TensorNames in
+// decoder_spec.h).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -124,8 +125,20 @@ const DecoderSpec::TensorLayout& tensor_layout(const Checkpoint& c, const Decode
   return s.tensor_layouts.front();
 }
 
+// Rows [first, first + count) of an nn.Linear [out x in] matrix: a view into the same memory.
+WeightView row_view(const WeightView& w, int first, int count) {
+  WeightView v = w;
+  v.data = static_cast<const unsigned char*>(w.data) +
+           static_cast<std::size_t>(first) * w.cols * dtype_bytes(w.dtype);
+  v.rows = count;
+  return v;
+}
+
 void read_llama_named(const Checkpoint& c, DecoderTensorReader& r, const DecoderSpec& s,
                       DecoderFileWeights& w, const ProgressFn& progress) {
+  if (s.tensor_names == TensorNames::kPhi3 && (!s.gated_mlp || s.qkv_bias || s.mlp_bias))
+    throw ModelError(c.folder().string() +
+                     ": Phi-3's tensors hold a gated MLP and no biases, not what the config asks");
   const int q_out = s.heads * s.head_dim, kv_out = s.kv_heads * s.head_dim;
   const DecoderSpec::TensorLayout& names = tensor_layout(c, s);
   const std::string& m = names.model;
@@ -154,12 +167,25 @@ void read_llama_named(const Checkpoint& c, DecoderTensorReader& r, const Decoder
       l.q_norm = r.vector(p + "self_attn.q_norm.weight", s.qk_norm_per_head ? s.head_dim : q_out);
       l.k_norm = r.vector(p + "self_attn.k_norm.weight", s.qk_norm_per_head ? s.head_dim : kv_out);
     }
-    l.q = r.matrix(p + "self_attn.q_proj.weight", q_out, s.hidden);
-    l.k = r.matrix(p + "self_attn.k_proj.weight", kv_out, s.hidden);
-    l.v = r.matrix(p + "self_attn.v_proj.weight", kv_out, s.hidden);
+    if (s.tensor_names == TensorNames::kPhi3) {
+      // Phi-3: qkv_proj [q_out + 2·kv_out x hidden] rows q | k | v, gate_up_proj [2·ff x hidden]
+      // rows gate | up (Phi3Attention's slices, Phi3MLP's chunk): row views, nothing copied.
+      const WeightView qkv =
+          r.matrix(p + "self_attn.qkv_proj.weight", q_out + 2 * kv_out, s.hidden);
+      l.q = row_view(qkv, 0, q_out);
+      l.k = row_view(qkv, q_out, kv_out);
+      l.v = row_view(qkv, q_out + kv_out, kv_out);
+      const WeightView gate_up = r.matrix(p + "mlp.gate_up_proj.weight", 2 * s.ff, s.hidden);
+      l.gate = row_view(gate_up, 0, s.ff);
+      l.up = row_view(gate_up, s.ff, s.ff);
+    } else {
+      l.q = r.matrix(p + "self_attn.q_proj.weight", q_out, s.hidden);
+      l.k = r.matrix(p + "self_attn.k_proj.weight", kv_out, s.hidden);
+      l.v = r.matrix(p + "self_attn.v_proj.weight", kv_out, s.hidden);
+      if (s.gated_mlp) l.gate = r.matrix(p + "mlp.gate_proj.weight", s.ff, s.hidden);
+      l.up = r.matrix(p + "mlp.up_proj.weight", s.ff, s.hidden);
+    }
     l.o = r.matrix(p + "self_attn.o_proj.weight", s.hidden, q_out);
-    if (s.gated_mlp) l.gate = r.matrix(p + "mlp.gate_proj.weight", s.ff, s.hidden);
-    l.up = r.matrix(p + "mlp.up_proj.weight", s.ff, s.hidden);
     l.down = r.matrix(p + "mlp.down_proj.weight", s.hidden, s.ff);
     l.q_bias = r.bias(p + "self_attn.q_proj.bias", q_out, s.qkv_bias);
     l.k_bias = r.bias(p + "self_attn.k_proj.bias", kv_out, s.qkv_bias);

@@ -2,6 +2,7 @@
 
 #include "core/model/bert/bert_model.h"
 #include "core/model/decoder/decoder_model.h"
+#include "core/model/seq2seq/seq2seq_model.h"
 #include "core/util/error.h"
 
 namespace attnscope {
@@ -18,6 +19,13 @@ template <DecoderSpec (*Spec)(const nlohmann::json&, const std::filesystem::path
 std::shared_ptr<const Model> decoder(const std::filesystem::path& folder,
                                      const nlohmann::json& config, const ProgressFn& progress) {
   return load_decoder_model(folder, Spec(config, folder / "config.json"), progress);
+}
+
+// An encoder–decoder family: its config.json mapping, then the one encoder–decoder network.
+template <Seq2SeqSpec (*Spec)(const nlohmann::json&, const std::filesystem::path&)>
+std::shared_ptr<const Model> seq2seq(const std::filesystem::path& folder,
+                                     const nlohmann::json& config, const ProgressFn& progress) {
+  return load_seq2seq_model(folder, Spec(config, folder / "config.json"), progress);
 }
 
 }  // namespace
@@ -42,6 +50,7 @@ const std::vector<HfFamily>& hf_families() {
       {"smollm3", "SmolLM3", decoder<smollm3_spec>, smollm3_spec, PositionScheme::kRotary},
       {"olmo2", "Olmo2", decoder<olmo2_spec>, olmo2_spec, PositionScheme::kRotary},
       {"gpt_neox", "GPTNeoX", decoder<gpt_neox_spec>, gpt_neox_spec, PositionScheme::kRotary},
+      {"phi3", "Phi3", decoder<phi3_spec>, phi3_spec, PositionScheme::kRotary},
       // Encoders after BERT: RoBERTa's and XLM-R's positions start after padding_idx.
       {"roberta", "Roberta", encoder<roberta_encoder_spec>, nullptr, PositionScheme::kLearned,
        roberta_encoder_spec},
@@ -49,6 +58,12 @@ const std::vector<HfFamily>& hf_families() {
        PositionScheme::kLearned, xlm_roberta_encoder_spec},
       {"distilbert", "DistilBert", encoder<distilbert_encoder_spec>, nullptr,
        PositionScheme::kLearned, distilbert_encoder_spec},
+      // Encoder–decoders (cross-attention): BART's learned positions, Marian's sinusoids, T5's
+      // relative position bias.
+      {"bart", "Bart", seq2seq<bart_spec>, nullptr, PositionScheme::kLearned, nullptr, bart_spec},
+      {"marian", "Marian", seq2seq<marian_spec>, nullptr, PositionScheme::kUnknown, nullptr,
+       marian_spec},
+      {"t5", "T5", seq2seq<t5_spec>, nullptr, PositionScheme::kUnknown, nullptr, t5_spec},
   };
   return families;
 }
