@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace/decoder_io.h"
 #include "core/trace/trace_reader.h"
 #include "core/util/file_read.h"
 
@@ -38,37 +39,48 @@ constexpr size_t kMaxKeptValues = 1u << 20;
 // never materialised (a 100 MB unknown key full of {} took 3 GB as a JSON document).
 bool known_key(const std::string& k) {
   for (const char* known : {"format", "model", "backend", "text", "tokens", "pieces",
-                            "truncated_at_byte", "selection", "weighting"})
+                            "truncated_at_byte", "selection", "weighting", "decoder"})
     if (k == known) return true;
   return false;
 }
 
-// A top-level key whose value is numbers in regularly nested arrays, streamed into floats.
+// A key whose value is numbers in regularly nested arrays, streamed into floats: the top-level
+// "attention" and "value_norms", and the "decoder" object's "attention" and "cross_attention".
 struct NestedNumbers {
-  const char* key;     // "attention"
+  const char* key;     // "attention", "decoder.cross_attention": the path messages name
   const char* layout;  // "[layer][head][query][key]"
-  size_t levels;       // 4
+  size_t levels;       // 4: matrices, kept one by one in `matrices`; 3: flat in `values`
   static constexpr size_t kUnknown = static_cast<size_t>(-1);
   // The length of each level; kUnknown for a level no array of which closed yet.
   std::vector<size_t> shape;
   std::vector<size_t> counts;  // elements seen so far at each open level
   bool seen = false;
+  // levels 4: each [query][key] matrix in file order as soon as it closed, `values` holding the
+  // numbers of the one being read; levels 3: all the numbers in file order.
+  std::vector<Matrix> matrices;
+  std::vector<float> values;
 };
 
 class TraceSax final : public nlohmann::json_sax<json> {
  public:
   explicit TraceSax(std::string name) : name_(std::move(name)) {}
 
-  std::map<std::string, json> keys;  // every top-level key but "attention" and "value_norms"
-  // attention: each [query][key] matrix, in file order, as soon as it closed; `row_buffer` holds
-  // the numbers of the one being read, so memory stays near the size of the attention itself.
-  std::vector<Matrix> matrices;
-  std::vector<float> row_buffer;
+  // Every top-level key but the streamed numbers ("decoder" without its two matrices' keys).
+  std::map<std::string, json> keys;
+  // Memory stays near the size of the attention itself: one matrix's numbers are buffered.
   static constexpr size_t kUnknown = NestedNumbers::kUnknown;
-  NestedNumbers attention{"attention", "[layer][head][query][key]", 4, {}, {}, false};
-  // value_norms [layer][head][key]: its numbers in file order.
-  NestedNumbers norms{"value_norms", "[layer][head][key]", 3, {}, {}, false};
-  std::vector<float> norm_values;
+  NestedNumbers attention{"attention", "[layer][head][query][key]", 4, {}, {}, false, {}, {}};
+  NestedNumbers norms{"value_norms", "[layer][head][key]", 3, {}, {}, false, {}, {}};
+  NestedNumbers decoder_self{
+      "decoder.attention", "[layer][head][query][key]", 4, {}, {}, false, {}, {}};
+  NestedNumbers decoder_cross{"decoder.cross_attention",
+                              "[layer][head][decoder query][encoder key]",
+                              4,
+                              {},
+                              {},
+                              false,
+                              {},
+                              {}};
 
   bool null() override { return skipped_scalar() || value(json(nullptr), "null"); }
   bool boolean(bool v) override { return skipped_scalar() || value(json(v), "a boolean"); }
@@ -110,6 +122,14 @@ class TraceSax final : public nlohmann::json_sax<json> {
         current_key_ = k;
         if (keys.count(k)) throw TraceError(name_ + ": key '" + k + "' appears twice");
       }
+      return true;
+    }
+    if (depth_ == 2 && stack_.size() == 1 && current_key_ == "decoder" &&
+        (k == "attention" || k == "cross_attention")) {
+      NestedNumbers& a = k == "attention" ? decoder_self : decoder_cross;
+      if (a.seen) throw TraceError(name_ + ": key '" + a.key + "' appears twice");
+      a.seen = true;
+      in_array_ = &a;
       return true;
     }
     pending_key_ = k;
@@ -167,7 +187,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
   }
   [[noreturn]] bool fail_here(const std::string& found) {
     if (depth_ == 0) top_level(found);
-    const std::string key = in_array_ ? element_path() : current_key_;
+    const std::string key = in_array_ ? element_path() : stack_path();
     std::string expected = "a JSON value";
     if (in_array_)
       expected = std::string("numbers in ") + std::to_string(in_array_->levels) +
@@ -175,6 +195,12 @@ class TraceSax final : public nlohmann::json_sax<json> {
     throw TraceError(name_ + ": key '" + key + "': expected " + expected + ", found " + found);
   }
 
+  // The kept key being read: "decoder.tokens" inside the decoder object, else the top-level key.
+  std::string stack_path() const {
+    if (current_key_ == "decoder" && stack_.size() == 1 && !pending_key_.empty())
+      return current_key_ + "." + pending_key_;
+    return current_key_;
+  }
   // An unknown key's value: only its nesting is counted (the parser checks it is valid JSON).
   bool skipped_scalar() {
     if (!skipping_) return false;
@@ -262,7 +288,7 @@ class TraceSax final : public nlohmann::json_sax<json> {
     counts.push_back(0);
     return true;
   }
-  void count_error(size_t layers, size_t heads) {
+  [[noreturn]] void count_error(size_t layers, size_t heads) {
     if (in_array_ == &attention) check_trace_counts(layers, heads, name_);
     throw TraceError(name_ + ": key '" + in_array_->key + "': " + std::to_string(layers) +
                      " layers x " + std::to_string(heads) +
@@ -278,13 +304,13 @@ class TraceSax final : public nlohmann::json_sax<json> {
       fail_here("a number where an array belongs");
     }
     counts.back()++;
-    (in_array_ == &attention ? row_buffer : norm_values).push_back(static_cast<float>(v));
+    in_array_->values.push_back(static_cast<float>(v));
     return true;
   }
   bool attention_close() {
     std::vector<size_t>& counts = in_array_->counts;
     std::vector<size_t>& shape = in_array_->shape;
-    const bool weights = in_array_ == &attention;
+    const bool weights = in_array_->levels == 4;
     const size_t level = counts.size() - 1, found = counts.back();
     static const char* const kWeights[4] = {"layers", "heads", "rows (one per query token)",
                                             "numbers (one per key token)"};
@@ -303,10 +329,11 @@ class TraceSax final : public nlohmann::json_sax<json> {
     if (weights && level == 2) {  // a matrix closed: its rows all had shape[3] numbers
       const auto rows = static_cast<Eigen::Index>(found),
                  cols = static_cast<Eigen::Index>(found == 0 ? 0 : shape[3]);
+      std::vector<Matrix>& matrices = in_array_->matrices;
       if (matrices.size() >= kMaxTraceMatrices)
-        check_trace_counts(shape[0] == kUnknown ? counts[0] : shape[0], counts[1], name_);
-      matrices.emplace_back(Eigen::Map<const Matrix>(row_buffer.data(), rows, cols));
-      row_buffer.clear();
+        count_error(shape[0] == kUnknown ? counts[0] : shape[0], counts[1]);
+      matrices.emplace_back(Eigen::Map<const Matrix>(in_array_->values.data(), rows, cols));
+      in_array_->values.clear();
     }
     if (counts.empty()) in_array_ = nullptr;
     return true;
@@ -379,6 +406,9 @@ void read_trace_header(const std::map<std::string, json>& keys, const std::strin
   trace.model.kind = get_string(*model, "kind", "model.", name, false);
   trace.model.layers = get_int(*model, "layers", "model.", name);
   trace.model.heads = get_int(*model, "heads", "model.", name);
+  // An encoder–decoder's decoder (checked against "decoder" by validate_decoder).
+  trace.model.decoder_layers = get_int(*model, "decoder_layers", "model.", name, false, 0);
+  trace.model.decoder_heads = get_int(*model, "decoder_heads", "model.", name, false, 0);
   if (model->contains("options") && (*model)["options"].is_object())
     trace.model.options = (*model)["options"];
   if (const json* b = find("backend"); b && b->is_string()) trace.backend = b->get<std::string>();
@@ -501,6 +531,11 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
   AttentionTrace trace;
   std::vector<int> selected;
   read_trace_header(sax.keys, name, trace, &selected);
+  std::shared_ptr<DecoderTrace> decoder;
+  if (const auto it = sax.keys.find("decoder"); it != sax.keys.end()) {
+    decoder = std::make_shared<DecoderTrace>();
+    read_decoder_header(it->second, name, trace, *decoder);  // before the shapes refer to it
+  }
   if (!sax.attention.seen)
     throw TraceError(name +
                      ": key 'attention': expected 4 nested arrays, "
@@ -515,16 +550,32 @@ AttentionTrace read_trace_json(std::istream& in, const std::string& name) {
   const size_t n = trace.tokens.size();
   if (shape[2] != n || shape[3] != n)
     fill_attention(trace, nullptr, 0, shape, name);  // throws the shape error
-  if (sax.matrices.size() != shape[0] * shape[1])
+  std::vector<Matrix>& matrices = sax.attention.matrices;
+  if (matrices.size() != shape[0] * shape[1])
     throw TraceError(name + ": key 'attention': its arrays are not all the same shape");
   trace.attention.assign(shape[0], std::vector<Matrix>(shape[1]));
-  for (size_t k = 0; k < sax.matrices.size(); ++k)
-    trace.attention[k / shape[1]][k % shape[1]] = std::move(sax.matrices[k]);
+  for (size_t k = 0; k < matrices.size(); ++k)
+    trace.attention[k / shape[1]][k % shape[1]] = std::move(matrices[k]);
   if (sax.norms.seen) {
     std::vector<size_t> norm_shape = sax.norms.shape;
     for (size_t& d : norm_shape)
       if (d == TraceSax::kUnknown) d = 0;  // below an empty array: nothing there
-    fill_value_norms(trace, sax.norm_values.data(), sax.norm_values.size(), norm_shape, name);
+    fill_value_norms(trace, sax.norms.values.data(), sax.norms.values.size(), norm_shape, name);
+  }
+  if (decoder) {
+    for (NestedNumbers* part : {&sax.decoder_self, &sax.decoder_cross}) {
+      if (!part->seen)
+        throw TraceError(name + ": key '" + part->key + "': expected 4 nested arrays " +
+                         part->layout + ", found nothing");
+      std::vector<size_t> part_shape = part->shape;
+      for (size_t& d : part_shape)
+        if (d == TraceSax::kUnknown) d = 0;  // below an empty array: nothing there
+      fill_decoder_matrices(
+          part->key, std::move(part->matrices), part_shape, name,
+          part == &sax.decoder_self ? decoder->attention : decoder->cross_attention);
+    }
+    trace.decoder = std::move(decoder);
+    trace.model.capabilities.cross_attention = true;
   }
   validate_trace(trace, name);
   return trace;

@@ -58,6 +58,38 @@ void write_matrix(const Matrix& w, std::ostream& out, std::string& buf) {
   out.put(']');
 }
 
+// An encoder–decoder's "decoder" object: its tokens, then attention [layer][head][t][t] and
+// cross_attention [layer][head][t][s] of the slice's decoder layers and heads, streamed as the
+// encoder's are, and the top next tokens at each decoder position when the model gave them.
+void write_decoder(const TraceSlice& slice, std::ostream& out, std::string& buf) {
+  const DecoderTrace& d = *slice.trace->decoder;
+  out << ",\"decoder\":{\"tokens\":" << dump(tokens_to_json(d.tokens, true));
+  if (slice.partial())
+    out << ",\"selection\":"
+        << dump(nlohmann::ordered_json{{"layers", slice.decoder_layers},
+                                       {"heads", slice.decoder_heads}});
+  for (const bool cross : {false, true}) {
+    out << (cross ? ",\"cross_attention\":[" : ",\"attention\":[");
+    for (size_t l = 0; l < slice.decoder_layers.size(); ++l) {
+      out << (l > 0 ? ",[" : "[");
+      for (size_t h = 0; h < slice.decoder_heads.size(); ++h) {
+        if (h > 0) out.put(',');
+        const int li = static_cast<int>(l), hi = static_cast<int>(h);
+        write_matrix(cross ? slice.cross_attention(li, hi) : slice.decoder_attention(li, hi), out,
+                     buf);
+      }
+      out.put(']');
+    }
+    out.put(']');
+  }
+  if (!d.predictions.empty()) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const std::vector<Prediction>& p : d.predictions) all.push_back(predictions_json(p));
+    out << ",\"predictions\":" << dump(all);
+  }
+  out.put('}');
+}
+
 // value_norms[layer][head][key] of the slice's layers and heads, as "attention" holds them.
 void write_value_norms(const TraceSlice& slice, std::ostream& out) {
   const AttentionTrace& trace = *slice.trace;
@@ -128,6 +160,7 @@ void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   if (trace.truncated_at_byte >= 0) out << ",\"truncated_at_byte\":" << trace.truncated_at_byte;
   if (!trace.predictions.empty())
     out << ",\"predictions\":" << dump(predictions_json(trace.predictions));
+  if (trace.decoder) write_decoder(slice, out, buf);
   out << "}\n";
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/hf/safetensors.h"
+#include "core/trace/decoder_io.h"
 #include "core/trace/trace_reader.h"
 
 namespace attnscope {
@@ -17,6 +18,35 @@ void fill_attention(AttentionTrace& trace, const float* flat, size_t count,
                     const std::vector<size_t>& shape, const std::string& name);
 void fill_value_norms(AttentionTrace& trace, const float* flat, size_t count,
                       const std::vector<size_t>& shape, const std::string& name);
+
+namespace {
+// "decoder.attention" / "decoder.cross_attention" [layers, heads, rows, cols] into out[l][h]
+// (shapes against the tokens are validate_decoder's; the offsets were checked by SafetensorsFile,
+// so the data is what the file holds).
+void read_decoder_tensor(const SafetensorsFile& file, const std::string& part,
+                         const std::string& name, std::vector<std::vector<Matrix>>& out) {
+  const std::string key = "decoder." + part;
+  if (!file.has(key)) throw TraceError(name + ": key '" + key + "': expected a tensor, found none");
+  const TensorInfo& info = file.tensors().at(key);
+  if (info.shape.size() != 4)
+    throw TraceError(name + ": key '" + key + "': expected shape [layers, heads, rows, cols], " +
+                     "found " + std::to_string(info.shape.size()) + " dimensions");
+  const std::vector<size_t> shape(info.shape.begin(), info.shape.end());
+  check_trace_counts(shape[0], shape[1], name);  // before a Matrix is made per layer and head
+  const Matrix all = [&] {
+    try {
+      return file.matrix(key);
+    } catch (const Error& e) {
+      throw TraceError(e.what());
+    }
+  }();
+  const auto rows = static_cast<Eigen::Index>(shape[2]), cols = static_cast<Eigen::Index>(shape[3]);
+  std::vector<Matrix> matrices(shape[0] * shape[1]);
+  for (size_t k = 0; k < matrices.size(); ++k)
+    matrices[k] = Eigen::Map<const Matrix>(all.data() + k * rows * cols, rows, cols);
+  fill_decoder_matrices(key, std::move(matrices), shape, name, out);
+}
+}  // namespace
 
 AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   const std::string name = path.string();
@@ -34,7 +64,7 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
     // The keys read_trace_header reads, as json_reader.cpp's known_key lists them.
     if (key != "model" && key != "tokens" && key != "truncated_at_byte" && key != "selection" &&
         key != "format" && key != "backend" && key != "text" && key != "pieces" &&
-        key != "weighting")
+        key != "weighting" && key != "decoder")
       continue;  // readers ignore keys they do not know: never parsed
     if (key == "format" || key == "backend" || key == "text" || key == "pieces" ||
         key == "weighting") {
@@ -60,6 +90,11 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
   AttentionTrace trace;
   std::vector<int> selected;
   read_trace_header(keys, name, trace, &selected);
+  std::shared_ptr<DecoderTrace> decoder;
+  if (keys.count("decoder")) {
+    decoder = std::make_shared<DecoderTrace>();
+    read_decoder_header(keys.at("decoder"), name, trace, *decoder);
+  }
   if (!file.has("attention"))
     throw TraceError(name + ": key 'attention': expected a tensor, found none");
   const TensorInfo& info = file.tensors().at("attention");
@@ -110,6 +145,12 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
       }
     }();
     fill_value_norms(trace, flat.data(), static_cast<size_t>(flat.size()), norm_shape, name);
+  }
+  if (decoder) {
+    read_decoder_tensor(file, "attention", name, decoder->attention);
+    read_decoder_tensor(file, "cross_attention", name, decoder->cross_attention);
+    trace.decoder = std::move(decoder);
+    trace.model.capabilities.cross_attention = true;
   }
   validate_trace(trace, name);
   return trace;

@@ -29,11 +29,18 @@ int parse_index(const std::string& part, const std::string& text, int count,
 }  // namespace
 
 bool TraceSlice::partial() const {
-  return layers != all_indices(trace->layers()) || heads != all_indices(trace->heads());
+  if (layers != all_indices(trace->layers()) || heads != all_indices(trace->heads())) return true;
+  return trace->decoder && (decoder_layers != all_indices(trace->decoder->layers()) ||
+                            decoder_heads != all_indices(trace->decoder->heads()));
 }
 
 TraceSlice whole_trace(const AttentionTrace& trace) {
-  return {&trace, all_indices(trace.layers()), all_indices(trace.heads())};
+  TraceSlice s{&trace, all_indices(trace.layers()), all_indices(trace.heads()), {}, {}};
+  if (trace.decoder) {
+    s.decoder_layers = all_indices(trace.decoder->layers());
+    s.decoder_heads = all_indices(trace.decoder->heads());
+  }
+  return s;
 }
 
 std::vector<int> parse_index_list(const std::string& spec, int count, const std::string& what) {
@@ -62,8 +69,18 @@ std::vector<int> parse_index_list(const std::string& spec, int count, const std:
 
 TraceSlice select_trace(const AttentionTrace& trace, const std::string& layers,
                         const std::string& heads) {
-  return {&trace, parse_index_list(layers, trace.layers(), "--layers"),
-          parse_index_list(heads, trace.heads(), "--heads")};
+  TraceSlice s{&trace,
+               parse_index_list(layers, trace.layers(), "--layers"),
+               parse_index_list(heads, trace.heads(), "--heads"),
+               {},
+               {}};
+  if (trace.decoder) {
+    // The same indices on the decoder's side, checked against its own counts.
+    s.decoder_layers =
+        parse_index_list(layers, trace.decoder->layers(), "--layers (of the decoder)");
+    s.decoder_heads = parse_index_list(heads, trace.decoder->heads(), "--heads (of the decoder)");
+  }
+  return s;
 }
 
 }  // namespace attnscope

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "core/analysis/value_weighting.h"
+#include "core/trace/decoder_io.h"
 #include "core/trace/trace_reader.h"
 
 namespace attnscope {
@@ -11,6 +12,9 @@ void validate_trace(const AttentionTrace& trace, const std::string& name) {
     throw TraceError(name + ": key '" + key + "': " + what);
   };
   const int n = static_cast<int>(trace.tokens.size());
+  if (n == 0 && trace.decoder)
+    fail("tokens",
+         "expected the encoder's tokens (the source sentence) beside 'decoder', found none");
   if (n == 0) fail("tokens", "expected at least one token, found none");
   // A file's trace holds its matrices (readers never produce recomputed attention).
   if (trace.attention.empty()) fail("attention", "expected at least one layer, found none");
@@ -60,6 +64,7 @@ void validate_trace(const AttentionTrace& trace, const std::string& name) {
   } catch (const Error& e) {
     throw TraceError(e.what());
   }
+  if (trace.decoder) validate_decoder(trace, name);
   for (size_t i = 0; i < trace.tokens.size(); ++i) {
     const Token& t = trace.tokens[i];
     const bool none = t.start == -1 && t.end == -1;

@@ -35,6 +35,10 @@ std::string model_json(const AttentionTrace& trace) {
                                   {"layers", trace.layers()},
                                   {"heads", trace.heads()}};
   if (trace.model.kv_heads > 0) model["kv_heads"] = trace.model.kv_heads;
+  if (trace.decoder) {  // an encoder–decoder: layers/heads above are the encoder's
+    model["decoder_layers"] = trace.decoder->layers();
+    model["decoder_heads"] = trace.decoder->heads();
+  }
   if (!trace.model.options.empty()) model["options"] = trace.model.options;
   return dump(model);
 }
