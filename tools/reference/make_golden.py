@@ -96,17 +96,26 @@ def golden_for(folder, name):
     return out
 
 
-DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "olmo2", "gemma3", "gpt_neox")
+DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "olmo2", "gemma3", "gpt_neox",
+                 "phi3")
 
 
 def decoder_cases(cfg):
     """A 14-token sequence (longer than every fixture's sliding window) that starts with BOS and
     ends with the last row of the padded vocabulary, and BOS alone. Ids are spread over the
-    vocabulary with a fixed stride so no tokenizer is needed to make them."""
+    vocabulary with a fixed stride so no tokenizer is needed to make them. LongRoPE configs (Phi-3)
+    add a sequence 4 tokens longer than original_max_position_embeddings (the long factors) and
+    its first original_max_position_embeddings tokens (the short ones, the longest such prefix)."""
     vocab = cfg["vocab_size"]
     bos = cfg.get("bos_token_id") or 0
     spread = [(i * 7919 + 13) % (vocab - 1) for i in range(1, 13)]
-    return [[bos] + spread + [vocab - 1], [bos]]
+    cases = [[bos] + spread + [vocab - 1], [bos]]
+    scaling = cfg.get("rope_scaling") or {}
+    if cfg.get("model_type") == "phi3" and scaling.get("rope_type", scaling.get("type")) in ("longrope", "su"):
+        original = scaling.get("original_max_position_embeddings") or cfg["original_max_position_embeddings"]
+        longer = [bos] + [(i * 6007 + 101) % (vocab - 1) for i in range(1, original + 4)]
+        cases += [longer, longer[:original]]
+    return cases
 
 
 def decoder_golden(folder, name):
