@@ -2,7 +2,8 @@
 // The model families attnscope opens from Hugging Face folders, by config.json's model_type: one
 // line each in hf_families.cpp. A decoder family (GPT-2 among them) is a DecoderSpec mapping
 // (core/model/decoder/families/*.cpp), an encoder family (BERT, RoBERTa, XLM-R, DistilBERT) an
-// EncoderSpec mapping (core/model/bert/families/*.cpp).
+// EncoderSpec mapping (core/model/bert/families/*.cpp), an encoder–decoder (BART, Marian, T5) a
+// Seq2SeqSpec mapping (core/model/seq2seq/families/*.cpp).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/model/bert/encoder_spec.h"
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/model.h"
+#include "core/model/seq2seq/seq2seq_spec.h"
 
 namespace attnscope {
 
@@ -23,6 +25,8 @@ using HfLoader = std::shared_ptr<const Model> (*)(const std::filesystem::path& f
 using DecoderSpecFn = DecoderSpec (*)(const nlohmann::json& config,
                                       const std::filesystem::path& where);
 using EncoderSpecFn = EncoderSpec (*)(const nlohmann::json& config,
+                                      const std::filesystem::path& where);
+using Seq2SeqSpecFn = Seq2SeqSpec (*)(const nlohmann::json& config,
                                       const std::filesystem::path& where);
 
 // How a family tells the attention where each token is.
@@ -39,6 +43,7 @@ struct HfFamily {
   DecoderSpecFn decoder_spec = nullptr;  // a decoder family's config.json mapping (else null)
   PositionScheme positions = PositionScheme::kUnknown;
   EncoderSpecFn encoder_spec = nullptr;  // an encoder family's config.json mapping (else null)
+  Seq2SeqSpecFn seq2seq_spec = nullptr;  // an encoder–decoder's config.json mapping (else null)
 };
 
 const std::vector<HfFamily>& hf_families();
