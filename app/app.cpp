@@ -52,6 +52,7 @@ void App::submit(int slot) {
   ComputeJob job{state.model, state.backend, s.text, s.next_id++, std::nullopt};
   job.weighting = job_weighting();
   job.interventions = interventions(slot);
+  if (!s.target.empty()) job.target = s.target;  // encoder–decoders (else ignored)
   s.submitted_id = job.id;
   if (!state.model) return;  // computed once a model arrives
   worker_.submit(slot, std::move(job));

@@ -17,7 +17,10 @@
 namespace attnscope {
 
 struct SlotState {
-  std::string text;                             // what the text box holds
+  std::string text;  // what the text box holds
+  // Encoder–decoders (capabilities.cross_attention): the target sentence the decoder reads; empty:
+  // the model's own (greedy) translation of `text`.
+  std::string target;
   std::uint64_t next_id = 1;                    // id of the next compute job
   std::uint64_t submitted_id = 0;               // newest job sent to the worker
   std::shared_ptr<const ComputeResult> result;  // newest published result (this frame)

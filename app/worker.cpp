@@ -35,6 +35,11 @@ void publish_meaning_shifts(ComputeResult& result) {
   }
 }
 
+// An encoder–decoder: a job is a translation (its source and optional target), not run(text).
+bool translates(const Model& model) {
+  return model.info().capabilities.cross_attention;
+}
+
 // The weighting a job asks for, before anything reads the trace (summaries included).
 void apply_job_weighting(AttentionTrace& trace, const std::string& weighting) {
   if (weighting != kRawWeighting && !trace.value_norms.empty()) apply_weighting(trace, weighting);
@@ -224,7 +229,9 @@ void Worker::run_job(int slot, ComputeJob job) {
       AttentionTrace computed;
       try {
         computed = intervene ? iv_model->run_intervened(job.text, *job.backend, job.interventions)
-                             : job.model->run(job.text, *job.backend);
+                   : translates(*job.model)
+                       ? job.model->run_translation(job.text, job.target, *job.backend)
+                       : job.model->run(job.text, *job.backend);
       } catch (const UsageError&) {
         result->interventions_refused = intervene;
         throw;

@@ -45,6 +45,9 @@ struct ComputeJob {
   // Heads switched off and edges cut (issue 27): the trace is the intervened run's
   // (Intervenable::run_intervened); ignored by models that cannot be intervened on.
   Interventions interventions = {};
+  // Encoder–decoders (capabilities.cross_attention): the job runs Model::run_translation(text,
+  // target); no target: the model's own translation.
+  std::optional<std::string> target = std::nullopt;
 };
 
 // Where a generation job stands in the result it published.

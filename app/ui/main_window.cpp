@@ -281,13 +281,22 @@ bool MainWindow::PaneTitle(ViewContext& ctx, ViewId view, const std::string& tit
 void MainWindow::DrawView(ViewId view, ViewContext& ctx, ColormapRenderer& renderer, ImVec2 size) {
   switch (view) {
     case ViewId::kHeatmap:
-      heatmaps[ctx.slot].Draw(ctx, renderer, size);
+      if (seq2seq[ctx.slot].shows_decoder(ctx))
+        seq2seq[ctx.slot].DrawHeatmap(ctx, size);
+      else
+        heatmaps[ctx.slot].Draw(ctx, renderer, size);
       break;
     case ViewId::kArcs:
-      arcs[ctx.slot].DrawArcDiagram(ctx, size);
+      if (seq2seq[ctx.slot].shows_decoder(ctx))
+        seq2seq[ctx.slot].DrawArcs(ctx, size);
+      else
+        arcs[ctx.slot].DrawArcDiagram(ctx, size);
       break;
     case ViewId::kLines:
-      arcs[ctx.slot].DrawColumns(ctx, size);
+      if (seq2seq[ctx.slot].shows_decoder(ctx))
+        seq2seq[ctx.slot].DrawArcs(ctx, size);
+      else
+        arcs[ctx.slot].DrawColumns(ctx, size);
       break;
     case ViewId::kMeaning:
       meanings[ctx.slot].Draw(ctx);
@@ -303,6 +312,18 @@ void MainWindow::DrawView(ViewId view, ViewContext& ctx, ColormapRenderer& rende
       break;
     case ViewId::kCount:
       break;
+  }
+}
+
+void MainWindow::DrawTargetBox(App& app, int slot) {
+  SlotState& s = app.state.slots[slot];
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(theme_colors().accent),
+                     "Target (optional \xE2\x80\x94 empty: the model's own translation)");
+  ImGui::SetNextItemWidth(-1);
+  if (sentence_box(slot == 0 ? "##target0" : "##target1", "the model's own translation",
+                   s.target)) {
+    app.submit(slot);
+    app.state.focus.active_slot = slot;
   }
 }
 
@@ -335,6 +356,7 @@ void MainWindow::DrawHeader(App& app, ViewContext& ctx, const Rect& rect) {
   }
   text_box_active[slot] = box.editing;
   text_box_layout[slot] = sentence_box_json(box, ctx.pixel_scale);
+  if (st.model_info.capabilities.cross_attention) DrawTargetBox(app, slot);
   if (!st.model) {
     LoadProgress p = app.load_progress();
     text_wrapped_message(p.busy                   ? "opening " + p.label + "\xE2\x80\xA6"
@@ -353,6 +375,7 @@ void MainWindow::DrawHeader(App& app, ViewContext& ctx, const Rect& rect) {
   if (ctx.trace && !ctx.trace->note.empty()) text_wrapped_message(ctx.trace->note, colors.warning);
   const float width = ImGui::GetContentRegionAvail().x;
   sentences[slot].Draw(ctx, width, false);
+  seq2seq[slot].DrawSentences(ctx, width);  // encoder–decoders: both sentences, the translation
   timelines[slot].Draw(app, ctx, width);
   header_h[slot] = ImGui::GetCursorPosY() + kPanePadding;  // the next frame's layout
   if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) st.focus.active_slot = slot;
@@ -376,8 +399,10 @@ void MainWindow::DrawHeatmapPane(ViewContext& ctx, ColormapRenderer& renderer, U
     title += " \xC2\xB7 with ";
     title += interventions_summary(r->interventions, 3);
   }
+  if (seq2seq[ctx.slot].shows_decoder(ctx)) title = seq2seq[ctx.slot].title(ctx);
   if (PaneTitle(ctx, ViewId::kHeatmap, title, false))
     prefs.focus_slot = ctx.slot, prefs.focus_view = ViewId::kHeatmap;
+  seq2seq[ctx.slot].DrawSelector(ctx);  // encoder–decoders: which attention, the decoder's head
   DrawView(ViewId::kHeatmap, ctx, renderer, ImGui::GetContentRegionAvail());
   if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
     NoteHover(ctx.slot, ViewId::kHeatmap);
@@ -441,7 +466,8 @@ void MainWindow::DrawFocused(App& app, ViewContext& ctx, ColormapRenderer& rende
   std::string title =
       std::string(view_tab_title(view, ctx)) + " \xC2\xB7 sentence " + std::to_string(ctx.slot + 1);
   if (ctx.shown && (view == ViewId::kHeatmap || view == ViewId::kArcs || view == ViewId::kLines))
-    title += " \xC2\xB7 " + ctx.shown->title;
+    title += " \xC2\xB7 " + (seq2seq[ctx.slot].shows_decoder(ctx) ? seq2seq[ctx.slot].title(ctx)
+                                                                  : ctx.shown->title);
   if (PaneTitle(ctx, view, title, true)) prefs.focus_slot = -1;
   const bool scrolls =
       view == ViewId::kFormula || view == ViewId::kMeaning || view == ViewId::kLens;

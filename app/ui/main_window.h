@@ -25,6 +25,7 @@
 #include "app/views/meaning_view.h"
 #include "app/views/model_view.h"
 #include "app/views/sentence_view.h"
+#include "app/views/seq2seq_view.h"
 #include "app/views/shown_matrix.h"
 #include "app/views/status_bar.h"
 #include "app/views/timeline_view.h"
@@ -39,6 +40,8 @@ struct MainWindow {
   std::array<FormulaView, kSlots> formulas;
   std::array<MeaningView, kSlots> meanings;
   std::array<LensView, kSlots> lenses;
+  // Encoder–decoder traces: encoder / decoder / cross-attention for the heatmap and the arcs.
+  std::array<Seq2SeqView, kSlots> seq2seq;
   ModelView model_view;                              // every layer × head (the "Model view" tab)
   std::array<ShownMatrixCache, kSlots> shown_cache;  // what each sentence's views draw
   ControlsPanel controls;
@@ -99,6 +102,8 @@ struct MainWindow {
   void DrawExplorer(App& app, const Fonts& fonts, ColormapRenderer& renderer, UiPrefs& prefs,
                     nlohmann::json* layout, float pixel_scale, float status_h);
   void DrawHeader(App& app, ViewContext& ctx, const Rect& rect);
+  // Encoder–decoders: the target sentence's box under the source's.
+  void DrawTargetBox(App& app, int slot);
   void DrawHeatmapPane(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,
                        const Rect& rect);
   void DrawRegion(ViewContext& ctx, ColormapRenderer& renderer, UiPrefs& prefs,

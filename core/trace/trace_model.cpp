@@ -18,6 +18,16 @@ AttentionTrace TraceModel::run(const std::string& text, Backend&) const {
   return copy;
 }
 
+AttentionTrace TraceModel::run_translation(const std::string& source,
+                                           const std::optional<std::string>& target,
+                                           Backend& backend, int max_new_tokens) const {
+  (void)max_new_tokens;
+  if (target && !target->empty())
+    throw Error("this is a stored trace (" + source_ +
+                "): it shows its own translation only; open a model to translate another target");
+  return run(source, backend);
+}
+
 std::shared_ptr<const TraceModel> open_trace_model(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(path, ec);

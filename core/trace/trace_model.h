@@ -16,6 +16,10 @@ class TraceModel final : public Model {
   ModelInfo info() const override { return trace_->model; }
   Tokens tokenize(const std::string&) const override { return trace_->tokens; }
   AttentionTrace run(const std::string& text, Backend& backend) const override;
+  // A stored encoder–decoder trace: its own translation (no target, or the one it holds).
+  AttentionTrace run_translation(const std::string& source,
+                                 const std::optional<std::string>& target, Backend& backend,
+                                 int max_new_tokens = 64) const override;
 
   const AttentionTrace& trace() const { return *trace_; }
   const std::string& source() const { return source_; }  // the file it came from
