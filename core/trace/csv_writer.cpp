@@ -21,6 +21,15 @@ std::string csv_field(const std::string& s) {
 }
 
 void check_csv(const TraceSlice& slice) {
+  // An encoder–decoder's trace has three kinds of matrices (encoder, decoder and cross-attention,
+  // with their own layer counts): one csv cannot say which, and writing the encoder's alone would
+  // drop the translation silently.
+  if (slice.trace->decoder)
+    throw UsageError(
+        "csv holds one matrix, and this encoder-decoder trace has three kinds (encoder, decoder "
+        "and cross-attention): export it as json or safetensors (everything), or npy (the "
+        "encoder's attention in FILE.npy, FILE.decoder_attention.npy and "
+        "FILE.cross_attention.npy beside it)");
   if (slice.layers.size() != 1 || slice.heads.size() != 1)
     throw UsageError(
         "csv holds one matrix: choose one layer and one head, e.g. --layers 0 "
@@ -57,8 +66,10 @@ void write_csv(const TraceSlice& slice, ExportTarget& target) {
 }  // namespace
 
 TraceWriter make_csv_writer() {
-  return {"csv", "one matrix (one layer and head) with token labels on both sides", write_csv,
-          check_csv, false};
+  return {"csv",
+          "one matrix (one layer and head) with token labels on both sides (not for "
+          "encoder-decoder traces: use npy, json or safetensors)",
+          write_csv, check_csv, false};
 }
 
 }  // namespace attnscope

@@ -34,7 +34,12 @@ void add_decoder_header(const TraceSlice& slice, std::uint64_t offset,
   }
   header["__metadata__"]["decoder"] =
       meta.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  const std::uint64_t t = d.tokens.size(), n = static_cast<std::uint64_t>(slice.tokens());
+  // The shapes the matrices have (a valid trace's: t x t and t x n).
+  const bool any = !slice.decoder_layers.empty() && !slice.decoder_heads.empty();
+  const std::uint64_t t =
+      any ? static_cast<std::uint64_t>(slice.decoder_attention(0, 0).rows()) : d.tokens.size();
+  const std::uint64_t n = any ? static_cast<std::uint64_t>(slice.cross_attention(0, 0).cols())
+                              : static_cast<std::uint64_t>(slice.tokens());
   const std::uint64_t matrices = slice.decoder_layers.size() * slice.decoder_heads.size();
   const std::uint64_t self_bytes = matrices * t * t * sizeof(float);
   header["decoder.attention"] = {

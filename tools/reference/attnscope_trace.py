@@ -1,5 +1,7 @@
 """Writing an attnscope-trace/1 file from Python: the function the README shows, and the script
-that made tests/data/python_trace/ with it.
+that made tests/data/python_trace/ with it; add_decoder() for an encoder-decoder's trace (BART,
+Marian, T5: outputs.decoder_attentions and cross_attentions), and read_trace() to read any trace
+attnscope writes (JSON or safetensors, with its "decoder") back into numpy arrays.
 
 attnscope_trace() takes what Hugging Face transformers gives (`output_attentions=True`: one
 [batch, heads, n, n] tensor per layer) and the tokenizer's output, and returns the JSON document
@@ -43,6 +45,76 @@ def attnscope_trace(text, token_texts, char_offsets, special, attentions, model_
         "tokens": tokens,
         "attention": attention,
     }
+
+
+def add_decoder(doc, token_texts, attentions, cross_attentions, ids=None, predictions=None):
+    """Makes `doc` (attnscope_trace() of the encoder's side: encoder_attentions) an
+    encoder-decoder's trace: the decoder's tokens (decoder_start_token_id first, as
+    convert_ids_to_tokens gives them), outputs.decoder_attentions and outputs.cross_attentions
+    (tuples of [1, heads, t, t] and [1, heads, t, n]); predictions[i]: the top next tokens at
+    decoder position i as [(id, text, probability)], optional."""
+    attention = [layer[0].double().tolist() for layer in attentions]
+    cross = [layer[0].double().tolist() for layer in cross_attentions]
+    doc["model"]["decoder_layers"] = len(attention)
+    doc["model"]["decoder_heads"] = len(attention[0])
+    tokens = [{"id": int(ids[i]) if ids is not None else -1, "text": piece, "start": -1,
+               "end": -1, "special": False} for i, piece in enumerate(token_texts)]
+    doc["decoder"] = {"tokens": tokens, "attention": attention, "cross_attention": cross}
+    if predictions is not None:
+        doc["decoder"]["predictions"] = [
+            [{"id": int(i), "text": t, "probability": float(p)} for i, t, p in row]
+            for row in predictions]
+    return doc
+
+
+def read_trace(path):
+    """Reads an attnscope trace (the JSON of `export`, or its safetensors) into numpy arrays:
+    {"model", "text", "tokens", "attention" [layers, heads, n, n], "decoder": None or {"tokens",
+    "attention" [layers, heads, t, t], "cross_attention" [layers, heads, t, n], "predictions"}}.
+    Shapes are checked against the tokens, as attnscope's own reader does; ValueError names the
+    key."""
+    import numpy as np
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.lstrip()[:1] == b"{":
+        doc = json.loads(data.decode("utf-8"))
+        arrays = {"attention": doc["attention"]}
+        if "decoder" in doc:
+            arrays["decoder.attention"] = doc["decoder"]["attention"]
+            arrays["decoder.cross_attention"] = doc["decoder"]["cross_attention"]
+        arrays = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
+    else:  # safetensors: 8-byte header length, JSON header, then the tensors
+        n = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+        meta = header.pop("__metadata__", {})
+        doc = {k: (json.loads(meta[k]) if k in ("model", "tokens", "decoder") else meta[k])
+               for k in meta}
+        arrays = {}
+        for name, info in header.items():
+            begin, end = info["data_offsets"]
+            arrays[name] = np.frombuffer(data[8 + n + begin:8 + n + end],
+                                         dtype="<f4").reshape(info["shape"])
+    n = len(doc["tokens"])
+    out = {"model": doc["model"], "text": doc.get("text", ""), "tokens": doc["tokens"],
+           "attention": arrays["attention"], "decoder": None}
+    if arrays["attention"].shape[2:] != (n, n):
+        raise ValueError("attention: expected %dx%d matrices, found %s" %
+                         (n, n, arrays["attention"].shape))
+    if "decoder" in doc:
+        dec = doc["decoder"]
+        t = len(dec["tokens"])
+        self_att, cross = arrays["decoder.attention"], arrays["decoder.cross_attention"]
+        if self_att.shape[2:] != (t, t):
+            raise ValueError("decoder.attention: expected %dx%d matrices, found %s" %
+                             (t, t, self_att.shape))
+        if cross.shape[2:] != (t, n):
+            raise ValueError("decoder.cross_attention: expected %dx%d matrices (decoder x "
+                             "encoder tokens), found %s" % (t, n, cross.shape))
+        if np.any(np.triu(self_att, k=1) != 0):
+            raise ValueError("decoder.attention: not causal (weights above the diagonal)")
+        out["decoder"] = {"tokens": dec["tokens"], "attention": self_att,
+                          "cross_attention": cross, "predictions": dec.get("predictions")}
+    return out
 
 
 def byte_decoder():
