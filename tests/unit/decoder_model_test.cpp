@@ -21,6 +21,7 @@
 #include "core/util/error.h"
 #include "tests/common/decoder_fixture_table.h"
 #include "tests/common/golden.h"
+#include "tests/common/safetensors_file.h"
 #include "tests/common/shell.h"
 
 namespace attnscope {
@@ -200,13 +201,9 @@ fs::path gemma3_with_1b_vocabulary() {
   config["vocab_size"] = kRows;
   std::ofstream(dir / "config.json") << config.dump(2);
 
-  std::ifstream in(from / "model.safetensors", std::ios::binary);
-  std::uint64_t header_size = 0;
-  in.read(reinterpret_cast<char*>(&header_size), 8);
-  std::string header(header_size, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_size));
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const nlohmann::json tensors = nlohmann::json::parse(header);
+  const test::SafetensorsFile file = test::read_safetensors_file(from / "model.safetensors");
+  const std::string& data = file.data;
+  const nlohmann::json& tensors = file.header;
   nlohmann::json out_header;
   std::string out_data;
   for (const auto& [name, t] : tensors.items()) {
@@ -227,12 +224,7 @@ fs::path gemma3_with_1b_vocabulary() {
     out_data.append(data, begin, bytes);
     out_header[name] = entry;
   }
-  std::string h = out_header.dump();
-  h.append((8 - h.size() % 8) % 8, ' ');
-  const std::uint64_t n = h.size();
-  std::ofstream out(dir / "model.safetensors", std::ios::binary);
-  out.write(reinterpret_cast<const char*>(&n), 8);
-  out << h << out_data;
+  test::write_safetensors_file(dir / "model.safetensors", out_header, out_data);
   return dir;
 }
 

@@ -18,6 +18,7 @@
 #include "core/model/registry.h"
 #include "core/util/error.h"
 #include "tests/common/golden.h"
+#include "tests/common/safetensors_file.h"
 
 namespace attnscope {
 namespace {
@@ -181,15 +182,11 @@ fs::path gemma3_mm_copy(const std::string& text_prefix, const std::string& lm_he
   json config = read_model_config(from);
   if (!lm_head.empty()) config["text_config"]["tie_word_embeddings"] = false;
   std::ofstream(dir / "config.json") << config.dump(2);
-  std::ifstream in(from / "model.safetensors", std::ios::binary);
-  std::uint64_t header_size = 0;
-  in.read(reinterpret_cast<char*>(&header_size), 8);
-  std::string header(header_size, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_size));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  test::SafetensorsFile file = test::read_safetensors_file(from / "model.safetensors");
+  std::string& data = file.data;
   json renamed = json::object();
   const std::string released = "language_model.model.";
-  const json tensors = json::parse(header);
+  const json& tensors = file.header;
   for (const auto& [name, t] : tensors.items()) {
     const bool text = name.rfind(released, 0) == 0;
     renamed[text ? text_prefix + name.substr(released.size()) : name] = t;
@@ -201,12 +198,7 @@ fs::path gemma3_mm_copy(const std::string& text_prefix, const std::string& lm_he
     data += data.substr(begin, end - begin);
     renamed[lm_head] = embed;
   }
-  std::string h = renamed.dump();
-  h.append((8 - h.size() % 8) % 8, ' ');
-  const std::uint64_t n = h.size();
-  std::ofstream out(dir / "model.safetensors", std::ios::binary);
-  out.write(reinterpret_cast<const char*>(&n), 8);
-  out << h << data;
+  test::write_safetensors_file(dir / "model.safetensors", renamed, data);
   return dir;
 }
 
@@ -256,17 +248,11 @@ TEST(Gemma3Multimodal, MissingTextModelIsNamed) {
   fs::create_directories(dir);
   fs::copy(fixture("gemma3-mm-tiny"), dir, fs::copy_options::recursive);
   // A model.safetensors whose only tensor is a vision one.
-  const std::string data(8, '\0');
-  const std::string h =
-      R"({"vision_tower.vision_model.post_layernorm.weight":{"dtype":"F32","shape":[2],)"
-      R"("data_offsets":[0,8]}})";
-  std::string padded = h;
-  padded.append((8 - padded.size() % 8) % 8, ' ');
-  const std::uint64_t n = padded.size();
-  std::ofstream out(dir / "model.safetensors", std::ios::binary);
-  out.write(reinterpret_cast<const char*>(&n), 8);
-  out << padded << data;
-  out.close();
+  test::write_safetensors_file(
+      dir / "model.safetensors",
+      json::parse(R"({"vision_tower.vision_model.post_layernorm.weight":{"dtype":"F32",)"
+                  R"("shape":[2],"data_offsets":[0,8]}})"),
+      std::string(8, '\0'));
   try {
     open_model(dir.string());
     ADD_FAILURE() << "opened a checkpoint without a text model";

@@ -22,6 +22,7 @@
 #include "core/util/error.h"
 #include "tests/common/decoder_fixture.h"
 #include "tests/common/golden.h"
+#include "tests/common/safetensors_file.h"
 #include "tests/tools/node_reference.h"
 #include "tests/tools/tokenizer_check.h"
 
@@ -152,23 +153,13 @@ class PythiaCopy : public ::testing::Test {
   // model.safetensors with every tensor name passed through `rename` (the data unchanged).
   template <class Rename>
   void write_renamed_weights(Rename rename) const {
-    std::ifstream in(kPythia / "model.safetensors", std::ios::binary);
-    std::uint64_t n = 0;
-    in.read(reinterpret_cast<char*>(&n), 8);
-    std::string header(n, '\0');
-    in.read(header.data(), static_cast<std::streamsize>(n));
-    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    json h = json::parse(header), renamed = json::object();
-    for (auto& [name, entry] : h.items()) {
+    const test::SafetensorsFile file = test::read_safetensors_file(kPythia / "model.safetensors");
+    json renamed = json::object();
+    for (auto& [name, entry] : file.header.items()) {
       const std::string to = rename(name);
       if (!to.empty()) renamed[to] = entry;
     }
-    std::string out_header = renamed.dump();
-    out_header.append((8 - out_header.size() % 8) % 8, ' ');
-    const std::uint64_t m = out_header.size();
-    std::ofstream out(dir_ / "model.safetensors", std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&m), 8);
-    out << out_header << data;
+    test::write_safetensors_file(dir_ / "model.safetensors", renamed, file.data);
   }
   fs::path dir_;
 };
