@@ -118,6 +118,26 @@ json roberta_config(const std::string& model_type, const std::string& architectu
   return c;
 }
 
+// The XLM-R-like tokenizer.json, if it is the one this fixture's vocab_size was made for.
+bool copy_xlmr_tokenizer(const fs::path& dir, const fs::path& tokenizer) {
+  if (tokenizer.empty() || !fs::exists(tokenizer)) return false;
+  std::ifstream in(tokenizer);
+  const json t = json::parse(in);
+  if (!t.contains("model") || !t["model"].contains("vocab") ||
+      t["model"]["vocab"].size() != static_cast<std::size_t>(kXlmrVocab))
+    throw std::runtime_error(tokenizer.string() + ": not the " + std::to_string(kXlmrVocab) +
+                             "-piece XLM-R-like tokenizer xlm-roberta-tiny was made for");
+  fs::copy_file(tokenizer, dir / "tokenizer.json", fs::copy_options::overwrite_existing);
+  write_json(dir / "tokenizer_config.json", {{"tokenizer_class", "XLMRobertaTokenizer"},
+                                             {"bos_token", "<s>"},
+                                             {"eos_token", "</s>"},
+                                             {"mask_token", "<mask>"},
+                                             {"model_max_length", kTokens}});
+  return true;
+}
+
+}  // namespace
+
 // RoBERTa's tokenizer.json as roberta-base's is laid out (ByteLevel pre-tokenizer without prefix
 // space, RobertaProcessing, <mask> with lstrip), over GPT-2's vocabulary and merges. roberta-base's
 // vocab.json orders GPT-2's pieces by its fairseq dictionary, which is not available here: GPT-2's
@@ -194,26 +214,6 @@ bool write_roberta_tokenizer(const fs::path& dir, const fs::path& gpt2_vocab) {
                                              {"model_max_length", kTokens}});
   return true;
 }
-
-// The XLM-R-like tokenizer.json, if it is the one this fixture's vocab_size was made for.
-bool copy_xlmr_tokenizer(const fs::path& dir, const fs::path& tokenizer) {
-  if (tokenizer.empty() || !fs::exists(tokenizer)) return false;
-  std::ifstream in(tokenizer);
-  const json t = json::parse(in);
-  if (!t.contains("model") || !t["model"].contains("vocab") ||
-      t["model"]["vocab"].size() != static_cast<std::size_t>(kXlmrVocab))
-    throw std::runtime_error(tokenizer.string() + ": not the " + std::to_string(kXlmrVocab) +
-                             "-piece XLM-R-like tokenizer xlm-roberta-tiny was made for");
-  fs::copy_file(tokenizer, dir / "tokenizer.json", fs::copy_options::overwrite_existing);
-  write_json(dir / "tokenizer_config.json", {{"tokenizer_class", "XLMRobertaTokenizer"},
-                                             {"bos_token", "<s>"},
-                                             {"eos_token", "</s>"},
-                                             {"mask_token", "<mask>"},
-                                             {"model_max_length", kTokens}});
-  return true;
-}
-
-}  // namespace
 
 int write_encoder_fixtures(const fs::path& out, const fs::path& gpt2_vocab,
                            const fs::path& xlmr_tokenizer, const fs::path& bert_vocab_txt) {

@@ -15,4 +15,10 @@ int write_encoder_fixtures(const std::filesystem::path& out,
                            const std::filesystem::path& xlmr_tokenizer,
                            const std::filesystem::path& bert_vocab_txt);
 
+// RoBERTa's tokenizer.json (and a tokenizer_config.json) in `dir`, over GPT-2's vocabulary and
+// merges from `gpt2_vocab` (roberta-base's ids: <s> <pad> </s> <unk>, GPT-2's + 4, <mask> 50264).
+// BART's tokenizer is the same (seq2seq_fixtures.cpp). False when the GPT-2 files are missing.
+bool write_roberta_tokenizer(const std::filesystem::path& dir,
+                             const std::filesystem::path& gpt2_vocab);
+
 }  // namespace fixture

@@ -11,6 +11,7 @@
 //                                 [--npm tests/data/npm (decoder tokenizers)]
 //                                 [--xlmr-tokenizer xlmr_like/tokenizer.json (of
 //                                  tests/tools/make_unigram_tokenizers.py)]
+//                                 [--t5-tokenizer t5_like/tokenizer.json (same script)]
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "decoder_fixtures.h"
 #include "encoder_fixtures.h"
 #include "fixture_writer.h"
+#include "seq2seq_fixtures.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -194,7 +196,7 @@ void write_bert(const fs::path& dir, const std::string& dtype, bool pretraining_
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path out, gpt2_vocab, bert_vocab, npm, xlmr_tokenizer;
+  fs::path out, gpt2_vocab, bert_vocab, npm, xlmr_tokenizer, t5_tokenizer;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> fs::path {
@@ -214,9 +216,11 @@ int main(int argc, char** argv) {
       npm = value();
     else if (a == "--xlmr-tokenizer")
       xlmr_tokenizer = value();
+    else if (a == "--t5-tokenizer")
+      t5_tokenizer = value();
     else {
       std::cerr << "usage: make_fixture_models --out DIR [--gpt2-vocab DIR] [--bert-vocab FILE] "
-                   "[--npm DIR] [--xlmr-tokenizer FILE]\n";
+                   "[--npm DIR] [--xlmr-tokenizer FILE] [--t5-tokenizer FILE]\n";
       return 2;
     }
   }
@@ -226,7 +230,7 @@ int main(int argc, char** argv) {
   }
   if (!gpt2_vocab.empty() && !fs::exists(gpt2_vocab / "encoder.json")) gpt2_vocab.clear();
   if (!bert_vocab.empty() && !fs::exists(bert_vocab)) bert_vocab.clear();
-  int decoder_tokenizers = 0, encoder_tokenizers = 0;
+  int decoder_tokenizers = 0, encoder_tokenizers = 0, seq2seq_tokenizers = 0;
   try {
     write_gpt2(out / "gpt2-tiny-f32", "F32", false, gpt2_vocab);
     write_gpt2(out / "gpt2-tiny-f16", "F16", true, gpt2_vocab);
@@ -237,6 +241,7 @@ int main(int argc, char** argv) {
     decoder_tokenizers = write_decoder_fixtures(out, npm);
     const fs::path bert_vocab_txt = out / "bert-tiny-uncased-f32" / "vocab.txt";  // written above
     encoder_tokenizers = write_encoder_fixtures(out, gpt2_vocab, xlmr_tokenizer, bert_vocab_txt);
+    seq2seq_tokenizers = write_seq2seq_fixtures(out, gpt2_vocab, t5_tokenizer);
   } catch (const std::exception& e) {
     std::cerr << "make_fixture_models: " << e.what() << "\n";
     return 1;
@@ -244,6 +249,6 @@ int main(int argc, char** argv) {
   std::ofstream(out / "stamp") << "tokenizer files: gpt2 " << (gpt2_vocab.empty() ? "no" : "yes")
                                << ", bert " << (bert_vocab.empty() ? "no" : "yes") << ", decoders "
                                << decoder_tokenizers << " of 7, encoders " << encoder_tokenizers
-                               << " of 3\n";
+                               << " of 3, encoder-decoders " << seq2seq_tokenizers << " of 4\n";
   return 0;
 }

@@ -96,6 +96,7 @@ def golden_for(folder, name):
     return out
 
 
+SEQ2SEQ_KINDS = ("bart", "marian", "t5")
 DECODER_KINDS = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "olmo2", "gemma3", "gpt_neox",
                  "phi3")
 
@@ -154,6 +155,8 @@ def main():
             continue
         with open(os.path.join(folder, "config.json")) as f:
             kind = json.load(f)["model_type"]
+        if kind in SEQ2SEQ_KINDS:
+            continue  # make_seq2seq_golden.py writes those
         data = decoder_golden(folder, name) if kind in DECODER_KINDS else golden_for(folder, name)
         with open(os.path.join(golden_dir, name + ".json"), "w") as f:
             json.dump(data, f, separators=(",", ":"))
