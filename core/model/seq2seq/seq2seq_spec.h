@@ -1,11 +1,10 @@
 #pragma once
-// The description of an encoder–decoder transformer that every such family's
-// config.json maps to: what differs between BART, Marian and T5 (norms and
-// where they sit, how positions are told, biases, the MLP's activation, the LM
-// head's scale and bias, the tokens decoding starts and stops with, tensor
-// names) is data here, not code. One network (seq2seq_network.h) runs any
-// description; a family is one file that fills it in (families/*.cpp) plus one
-// registration line (core/model/hf/hf_families.cpp).
+// The description of an encoder–decoder transformer that every such family's config.json maps to:
+// what differs between BART, Marian and T5 (norms and where they sit, how positions are told,
+// biases, the MLP's activation, the LM head's scale and bias, the tokens decoding starts and stops
+// with, tensor names) is data here, not code. One network (seq2seq_network.h) runs any description;
+// a family is one file that fills it in (families/*.cpp) plus one registration line
+// (core/model/hf/hf_families.cpp).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,34 +13,28 @@
 
 namespace attnscope {
 
-// LayerNorm with weight and bias (BART, Marian) or T5's RMSNorm with a weight
-// only (T5LayerNorm: x / sqrt(mean(x²) + eps) · w, no mean subtracted).
+// LayerNorm with weight and bias (BART, Marian) or T5's RMSNorm with a weight only (T5LayerNorm: x
+// / sqrt(mean(x²) + eps) · w, no mean subtracted).
 enum class Seq2SeqNorm { kLayer, kRms };
 
 // How the attention is told where tokens are.
 enum class Seq2SeqPositions {
-  kLearned,    // BartLearnedPositionalEmbedding: row position + offset of a
-               // learned table
-  kSinusoidal, // MarianSinusoidalPositionalEmbedding: computed, sin in the
-               // first half, cos after
-  kRelative,   // T5: a learned bias per head and relative-position bucket added
-               // to the scores
+  kLearned,     // BartLearnedPositionalEmbedding: row position + offset of a learned table
+  kSinusoidal,  // MarianSinusoidalPositionalEmbedding: computed, sin in the first half, cos after
+  kRelative,    // T5: a learned bias per head and relative-position bucket added to the scores
 };
 
-// The MLP's activation (HF ACT2FN names): relu, gelu (erf), gelu_new (tanh),
-// silu/swish.
+// The MLP's activation (HF ACT2FN names): relu, gelu (erf), gelu_new (tanh), silu/swish.
 enum class Seq2SeqActivation { kRelu, kGeluErf, kGeluTanh, kSilu };
 
 // Which naming scheme the checkpoint uses.
 enum class Seq2SeqTensorNames {
-  kBart, // model.{encoder,decoder}.layers.N.self_attn.q_proj … (BART and
-         // Marian)
-  kT5,   // {encoder,decoder}.block.N.layer.M.SelfAttention.q … (T5, flan-t5)
+  kBart,  // model.{encoder,decoder}.layers.N.self_attn.q_proj … (BART and Marian)
+  kT5,    // {encoder,decoder}.block.N.layer.M.SelfAttention.q … (T5, flan-t5)
 };
 
-// How the source and target text become tokens: the folder's tokenizer.json for
-// both sides (BART, T5), or Marian's source.spm / target.spm with vocab.json
-// (core/text/marian_tokenizer.h).
+// How the source and target text become tokens: the folder's tokenizer.json for both sides (BART,
+// T5), or Marian's source.spm / target.spm with vocab.json (core/text/marian_tokenizer.h).
 enum class Seq2SeqTokenizer { kTokenizerJson, kMarian };
 
 struct Seq2SeqStack {
@@ -49,109 +42,83 @@ struct Seq2SeqStack {
 };
 
 struct Seq2SeqSpec {
-  std::string kind; // config.json's model_type: "bart", "marian", "t5"
+  std::string kind;  // config.json's model_type: "bart", "marian", "t5"
   int d_model = 0;
-  int head_dim = 0; // d_kv (T5: heads · d_kv may differ from d_model), else
-                    // d_model / heads
+  int head_dim = 0;  // d_kv (T5: heads · d_kv may differ from d_model), else d_model / heads
   Seq2SeqStack encoder, decoder;
-  int vocab = 0;         // rows of the encoder's embedding
-  int decoder_vocab = 0; // rows of the decoder's embedding and of the LM head
-  // The most tokens each side takes (source with its specials; target with the
-  // start token).
+  int vocab = 0;          // rows of the encoder's embedding
+  int decoder_vocab = 0;  // rows of the decoder's embedding and of the LM head The most tokens each
+                          // side takes (source with its specials; target with the start token).
   int max_source_tokens = 0, max_target_tokens = 0;
 
   Seq2SeqNorm norm = Seq2SeqNorm::kLayer;
   float norm_eps = 1e-5f;
-  // Pre-norm layers (T5: x + f(norm(x)); mBART's normalize_before) or post-norm
-  // (BART, Marian: norm(x + f(x))).
+  // Pre-norm layers (T5: x + f(norm(x)); mBART's normalize_before) or post-norm (BART, Marian:
+  // norm(x + f(x))).
   bool pre_norm = false;
-  // A norm after the last layer of each stack (T5's final_layer_norm; mBART's
-  // layer_norm).
+  // A norm after the last layer of each stack (T5's final_layer_norm; mBART's layer_norm).
   bool final_norms = false;
   // A LayerNorm on the embeddings (BART's layernorm_embedding), on both stacks.
   bool embedding_norm = false;
 
   Seq2SeqPositions positions = Seq2SeqPositions::kLearned;
-  int position_offset = 0; // BART's learned positions: row = position + 2
-  int position_rows =
-      0; // rows of the learned table (max_position_embeddings + offset)
-  int relative_buckets = 32, relative_max_distance = 128; // T5
+  int position_offset = 0;  // BART's learned positions: row = position + 2
+  int position_rows = 0;    // rows of the learned table (max_position_embeddings + offset)
+  int relative_buckets = 32, relative_max_distance = 128;  // T5
 
-  float embedding_scale =
-      1.0f; // √d_model when scale_embedding (BART, Marian), else 1
-  float attention_scale =
-      1.0f;           // head_dim^-½ (BART, Marian); 1 (T5: no scaling)
-  bool biases = true; // every projection and MLP layer has a bias (not T5)
-  bool gated_mlp =
-      false; // T5 v1.1's wo(act(wi_0(x)) · wi_1(x)); else fc2(act(fc1(x)))
+  float embedding_scale = 1.0f;  // √d_model when scale_embedding (BART, Marian), else 1
+  float attention_scale = 1.0f;  // head_dim^-½ (BART, Marian); 1 (T5: no scaling)
+  bool biases = true;            // every projection and MLP layer has a bias (not T5)
+  bool gated_mlp = false;        // T5 v1.1's wo(act(wi_0(x)) · wi_1(x)); else fc2(act(fc1(x)))
   Seq2SeqActivation activation = Seq2SeqActivation::kGeluErf;
 
-  bool separate_embeddings =
-      false;                // Marian's share_encoder_decoder_embeddings = false
-  bool tied_lm_head = true; // the LM head is the decoder's embedding
-  float lm_head_scale = 1.0f; // T5 tied: d_model^-½ on the decoder's output
-  bool final_logits_bias =
-      false; // BART, Marian: the buffer final_logits_bias [1 x vocab]
+  bool separate_embeddings = false;  // Marian's share_encoder_decoder_embeddings = false
+  bool tied_lm_head = true;          // the LM head is the decoder's embedding
+  float lm_head_scale = 1.0f;        // T5 tied: d_model^-½ on the decoder's output
+  bool final_logits_bias = false;    // BART, Marian: the buffer final_logits_bias [1 x vocab]
 
   int decoder_start_id = 0;
   int eos_id = -1;
   int pad_id = -1;
-  int forced_bos_id =
-      -1; // generate's ForcedBOSTokenLogitsProcessor (first token), -1 none
-  int forced_eos_id =
-      -1; // ForcedEOSTokenLogitsProcessor: the last token the length allows
+  // What Hugging Face's generate would force (ForcedBOS/EOSTokenLogitsProcessor; -1 none): read and
+  // checked, not applied by the greedy decoding (the arg max with bad_words banned).
+  int forced_bos_id = -1;
+  int forced_eos_id = -1;
   // Sequences generate never writes (bad_words_ids): Marian's [[pad]].
   std::vector<std::vector<int>> bad_words;
 
   Seq2SeqTensorNames tensor_names = Seq2SeqTensorNames::kBart;
   Seq2SeqTokenizer tokenizer = Seq2SeqTokenizer::kTokenizerJson;
 
-  int inner() const {
-    return encoder.heads * head_dim;
-  } // the encoder's q/k/v width
+  int inner() const { return encoder.heads * head_dim; }  // the encoder's q/k/v width
   int decoder_inner() const { return decoder.heads * head_dim; }
 };
 
-// ---- what the family files share
-// ----------------------------------------------------------------
-
-// The activation an HF ACT2FN name stands for; ModelError naming `key` for
-// others.
-Seq2SeqActivation seq2seq_activation(const std::string &name,
-                                     const std::string &key,
-                                     const std::filesystem::path &where);
-// A token id (0 allowed) from config[key]; `fallback` when absent or null (-1:
-// required).
-int seq2seq_token_id(const nlohmann::json &config, const std::string &key,
-                     int fallback, const std::filesystem::path &where);
-// config[key] as a token id when present and not null, else -1
-// (forced_bos_token_id …).
-int seq2seq_optional_token_id(const nlohmann::json &config,
-                              const std::string &key,
-                              const std::filesystem::path &where);
+// ---- what the family files share ----------------------------------------------------------------
+// The activation an HF ACT2FN name stands for; ModelError naming `key` for others.
+Seq2SeqActivation seq2seq_activation(const std::string& name, const std::string& key,
+                                     const std::filesystem::path& where);
+// A token id (0 allowed) from config[key]; `fallback` when absent or null (-1: required).
+int seq2seq_token_id(const nlohmann::json& config, const std::string& key, int fallback,
+                     const std::filesystem::path& where);
+// config[key] as a token id when present and not null, else -1 (forced_bos_token_id …).
+int seq2seq_optional_token_id(const nlohmann::json& config, const std::string& key,
+                              const std::filesystem::path& where);
 // bad_words_ids: a list of lists of token ids (absent or null: none).
-std::vector<std::vector<int>>
-seq2seq_bad_words(const nlohmann::json &config,
-                  const std::filesystem::path &where);
-// What generation reads: decoder_start_token_id, eos_token_id,
-// forced_bos_token_id, forced_eos_token_id and bad_words_ids of
-// generation_config.json beside config.json, when it has them (as Hugging
-// Face's GenerationConfig overrides the model config's). `folder` holds both
+std::vector<std::vector<int>> seq2seq_bad_words(const nlohmann::json& config,
+                                                const std::filesystem::path& where);
+// What generation reads: decoder_start_token_id, eos_token_id, forced_bos_token_id,
+// forced_eos_token_id and bad_words_ids of generation_config.json beside config.json, when it has
+// them (as Hugging Face's GenerationConfig overrides the model config's). `folder` holds both
 // files.
-void apply_generation_config(Seq2SeqSpec &spec,
-                             const std::filesystem::path &folder);
-// Refuses what the network cannot run (sizes, ids beyond the vocabulary);
-// ModelError naming `where`.
-void check_seq2seq_spec(const Seq2SeqSpec &spec,
-                        const std::filesystem::path &where);
+void apply_generation_config(Seq2SeqSpec& spec, const std::filesystem::path& folder);
+// Refuses what the network cannot run (sizes, ids beyond the vocabulary); ModelError naming
+// `where`.
+void check_seq2seq_spec(const Seq2SeqSpec& spec, const std::filesystem::path& where);
 
-// ---- the families (one file each under families/)
-// ---------------------------------------------
-Seq2SeqSpec bart_spec(const nlohmann::json &config,
-                      const std::filesystem::path &where);
-Seq2SeqSpec marian_spec(const nlohmann::json &config,
-                        const std::filesystem::path &where);
-Seq2SeqSpec t5_spec(const nlohmann::json &config,
-                    const std::filesystem::path &where);
+// ---- the families (one file each under families/) ---------------------------------------------
+Seq2SeqSpec bart_spec(const nlohmann::json& config, const std::filesystem::path& where);
+Seq2SeqSpec marian_spec(const nlohmann::json& config, const std::filesystem::path& where);
+Seq2SeqSpec t5_spec(const nlohmann::json& config, const std::filesystem::path& where);
 
-} // namespace attnscope
+}  // namespace attnscope

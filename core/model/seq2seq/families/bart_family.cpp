@@ -1,12 +1,10 @@
-// BART (model_type "bart"; after modeling_bart.py): post-LayerNorm encoder and
-// decoder layers (BartEncoderLayer, BartDecoderLayer: norm(x + f(x))), learned
-// positions offset by 2 (BartLearnedPositionalEmbedding), layernorm_embedding
-// on both stacks' embeddings, embeddings scaled by √d_model when
-// scale_embedding, queries scaled by head_dim^-½ (BartAttention.scaling),
-// biases on every projection, fc2(act(fc1(x))) with activation_function, the LM
-// head tied to model.shared plus final_logits_bias
-// (BartForConditionalGeneration). Generation starts with decoder_start_token_id
-// (2) and may force forced_bos_token_id as the first token.
+// BART (model_type "bart"; after modeling_bart.py): post-LayerNorm encoder and decoder layers
+// (BartEncoderLayer, BartDecoderLayer: norm(x + f(x))), learned positions offset by 2
+// (BartLearnedPositionalEmbedding), layernorm_embedding on both stacks' embeddings, embeddings
+// scaled by √d_model when scale_embedding, queries scaled by head_dim^-½ (BartAttention.scaling),
+// biases on every projection, fc2(act(fc1(x))) with activation_function, the LM head tied to
+// model.shared plus final_logits_bias (BartForConditionalGeneration). Generation starts with
+// decoder_start_token_id (2).
 #include <cmath>
 
 #include "core/model/seq2seq/seq2seq_spec.h"
@@ -15,8 +13,7 @@
 
 namespace attnscope {
 
-Seq2SeqSpec bart_spec(const nlohmann::json &config,
-                      const std::filesystem::path &where) {
+Seq2SeqSpec bart_spec(const nlohmann::json& config, const std::filesystem::path& where) {
   Seq2SeqSpec s;
   s.kind = "bart";
   s.d_model = config_int(config, "d_model", -1, where);
@@ -26,52 +23,42 @@ Seq2SeqSpec bart_spec(const nlohmann::json &config,
   s.decoder = {config_int(config, "decoder_layers", -1, where),
                config_int(config, "decoder_attention_heads", -1, where),
                config_int(config, "decoder_ffn_dim", -1, where)};
-  for (const auto &[heads, key] :
-       {std::pair{s.encoder.heads, "encoder_attention_heads"},
-        std::pair{s.decoder.heads, "decoder_attention_heads"}})
+  for (const auto& [heads, key] : {std::pair{s.encoder.heads, "encoder_attention_heads"},
+                                   std::pair{s.decoder.heads, "decoder_attention_heads"}})
     if (s.d_model % heads != 0)
-      throw ModelError(where.string() + ": d_model (" +
-                       std::to_string(s.d_model) + ") is not a multiple of " +
-                       key + " (" + std::to_string(heads) + ")");
+      throw ModelError(where.string() + ": d_model (" + std::to_string(s.d_model) +
+                       ") is not a multiple of " + key + " (" + std::to_string(heads) + ")");
   if (s.d_model / s.encoder.heads != s.d_model / s.decoder.heads)
-    throw ModelError(
-        where.string() +
-        ": encoder and decoder heads of different sizes are not supported");
+    throw ModelError(where.string() +
+                     ": encoder and decoder heads of different sizes are not supported");
   s.head_dim = s.d_model / s.encoder.heads;
   s.vocab = s.decoder_vocab = config_int(config, "vocab_size", -1, where);
-  const int positions =
-      config_int(config, "max_position_embeddings", 1024, where);
+  const int positions = config_int(config, "max_position_embeddings", 1024, where);
   s.max_source_tokens = s.max_target_tokens = positions;
   s.positions = Seq2SeqPositions::kLearned;
   s.position_offset = 2;
   s.position_rows = positions + 2;
   s.norm = Seq2SeqNorm::kLayer;
-  s.norm_eps = 1e-5f; // nn.LayerNorm's default
+  s.norm_eps = 1e-5f;  // nn.LayerNorm's default
   s.embedding_norm = true;
-  s.embedding_scale =
-      config_bool(config, "scale_embedding", false, where)
-          ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model)))
-          : 1.0f;
-  s.attention_scale =
-      static_cast<float>(std::pow(static_cast<double>(s.head_dim), -0.5));
+  s.embedding_scale = config_bool(config, "scale_embedding", false, where)
+                          ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model)))
+                          : 1.0f;
+  s.attention_scale = static_cast<float>(std::pow(static_cast<double>(s.head_dim), -0.5));
   s.biases = true;
-  s.activation = seq2seq_activation(
-      config_string(config, "activation_function", "gelu", where),
-      "activation_function", where);
+  s.activation = seq2seq_activation(config_string(config, "activation_function", "gelu", where),
+                                    "activation_function", where);
   s.tied_lm_head = config_bool(config, "tie_word_embeddings", true, where);
   s.final_logits_bias = true;
   s.pad_id = seq2seq_token_id(config, "pad_token_id", 1, where);
   s.eos_id = seq2seq_token_id(config, "eos_token_id", 2, where);
-  s.decoder_start_id =
-      seq2seq_token_id(config, "decoder_start_token_id", 2, where);
-  s.forced_bos_id =
-      seq2seq_optional_token_id(config, "forced_bos_token_id", where);
-  s.forced_eos_id =
-      seq2seq_optional_token_id(config, "forced_eos_token_id", where);
+  s.decoder_start_id = seq2seq_token_id(config, "decoder_start_token_id", 2, where);
+  s.forced_bos_id = seq2seq_optional_token_id(config, "forced_bos_token_id", where);
+  s.forced_eos_id = seq2seq_optional_token_id(config, "forced_eos_token_id", where);
   s.bad_words = seq2seq_bad_words(config, where);
   s.tensor_names = Seq2SeqTensorNames::kBart;
   s.tokenizer = Seq2SeqTokenizer::kTokenizerJson;
   return s;
 }
 
-} // namespace attnscope
+}  // namespace attnscope
