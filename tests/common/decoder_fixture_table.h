@@ -22,9 +22,10 @@ inline const std::vector<DecoderFixtureRow>& decoder_fixture_table() {
       {"mistral-tiny", "mistral", true},    {"qwen2-tiny", "qwen2", true},
       {"qwen3-tiny", "qwen3", true},        {"gemma2-tiny", "gemma2", true},
       {"gemma3-tiny", "gemma3_text", true}, {"smollm3-tiny", "smollm3", true},
-      {"gemma3-mm-tiny", "gemma3", true},
-      {"olmo2-tiny", "olmo2", true},        {"pythia-tiny", "gpt_neox", true},
-      {"gpt2-tiny-f32", "gpt2", false},     {"gpt2-tiny-bf16", "gpt2", false},
+      {"gemma3-mm-tiny", "gemma3", true},   {"olmo2-tiny", "olmo2", true},
+      {"pythia-tiny", "gpt_neox", true},    {"phi3-tiny", "phi3", true},
+      {"phi4-mini-tiny", "phi3", true},     {"gpt2-tiny-f32", "gpt2", false},
+      {"gpt2-tiny-bf16", "gpt2", false},
   };
   return rows;
 }

@@ -285,6 +285,26 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
   if (m > s.max_positions)
     throw UsageError(s.kind + " takes at most " + std::to_string(s.max_positions) +
                      " tokens (max_position_embeddings), got " + std::to_string(m));
+  // LongRoPE: the whole sequence's length picks the frequencies (HF's dynamic_rope_update, by
+  // max(position_ids) + 1), and every position of it is rotated with them. When a generation first
+  // outgrows original_max_positions, the cached tokens, run on the short ones, are run again on
+  // the long ones (every layer's keys and values change, not only the rotation), as HF's
+  // Phi3ForCausalLM.prepare_inputs_for_generation drops its cache there and runs the whole
+  // sequence: each step then equals one forward pass over everything so far.
+  const int rope_length = std::max(m, cache.rope_length_);
+  if (past > 0 && n > 0 &&
+      (&s.rope.inv_freq_for(cache.rope_length_) != &s.rope.inv_freq_for(rope_length) ||
+       &s.rope_local.inv_freq_for(cache.rope_length_) != &s.rope_local.inv_freq_for(rope_length))) {
+    if ((request.interventions && !request.interventions->empty()) || request.start_layer > 0)
+      throw UsageError("interventions run on a prompt, not on a continued generation");
+    const std::vector<int> cached = cache.ids_;
+    cache.length_ = 0;
+    cache.ids_.clear();
+    cache.rope_length_ = rope_length;
+    DecoderRequest rerun;
+    rerun.keep_attention = false;
+    forward(cached, cache, backend, rerun);
+  }
   DecoderOutputs out;
   if (request.keep_attention) out.attention.assign(s.layers, std::vector<Matrix>(s.heads));
   if (n == 0) return out;
@@ -358,19 +378,7 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     const DecoderLayerWeights& L = w->layers[l];
     const DecoderLayerSpec& layer = s.layer[l];
     const RopeSpec& rope = layer.local_rope ? s.rope_local : s.rope;
-    // LongRoPE: the whole sequence's length picks the frequencies (HF's dynamic_rope_update by
-    // max(position_ids) + 1). Keys cached while it was no longer than original_max_positions were
-    // rotated with the short ones; at the switch they turn by pos·(long - short) more, which is
-    // the rotation by pos·long (HF's Phi3ForCausalLM recomputes its cache there instead).
-    const std::vector<float>& inv_freq = rope.inv_freq_for(m);
-    if (s.positions == PositionKind::kRope && layer.rope && past > 0 &&
-        &rope.inv_freq_for(past) != &inv_freq) {
-      std::vector<float> turn(inv_freq.size());
-      const std::vector<float>& before = rope.inv_freq_for(past);
-      for (std::size_t i = 0; i < turn.size(); ++i) turn[i] = inv_freq[i] - before[i];
-      Tensor cached = cache.k_[l].rows_view(0, past);
-      rotate(cached, s.kv_heads, turn, 0, 1.0f);
-    }
+    const std::vector<float>& inv_freq = rope.inv_freq_for(rope_length);
     // Attention block. The new keys and values go straight into the cache rows of their positions.
     if (s.pre_norms)
       norm(x, L.input_norm, L.input_norm_bias, normed);
@@ -495,6 +503,8 @@ DecoderOutputs DecoderNetwork::forward(const std::vector<int>& ids, KvCache& cac
     backend.add(x, projected);
   }
   cache.length_ = m;
+  cache.ids_.insert(cache.ids_.end(), ids.begin(), ids.end());
+  cache.rope_length_ = rope_length;
   if (request.keep_residuals)
     out.residuals[static_cast<std::size_t>(s.layers)] = backend.download(x);
 

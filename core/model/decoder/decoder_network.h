@@ -95,6 +95,10 @@ class KvCache {
   const Backend* backend_ = nullptr;
   int length_ = 0, capacity_ = 0;
   std::vector<Tensor> k_, v_;  // [capacity x kv_heads·head_dim] per layer; rows [0, length) used
+  // The tokens cached, and the sequence length whose RoPE frequencies rotated their keys: LongRoPE
+  // (Phi-3) rotates a longer sequence with other frequencies, and the cache is then run again.
+  std::vector<int> ids_;
+  int rope_length_ = 0;
 };
 
 // What one forward call returns.
