@@ -12,7 +12,7 @@ PACKAGES=(
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip
-  libcairo2-dev librsvg2-bin poppler-utils python3-numpy
+  libcairo2-dev librsvg2-bin poppler-utils python3-numpy python3-sentencepiece
   libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-symbola
   libegl-dev libegl-mesa0

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/text/marian_tokenizer.h"
 #include "core/text/pipeline/json_fields.h"
 #include "core/text/pipeline/pipeline.h"
 #include "core/text/tokenizer.h"
@@ -310,7 +311,8 @@ void check_post_processor_ids(const PipelineParts& parts, const std::string& whe
 
 bool has_tokenizer_files(const std::filesystem::path& folder) {
   const TokenizerFiles files = find_tokenizer_files(folder);
-  return files.tokenizer_json || (files.vocab_json && files.merges_txt) || files.vocab_txt;
+  return files.tokenizer_json || (files.vocab_json && files.merges_txt) || files.vocab_txt ||
+         has_marian_tokenizer_files(folder);
 }
 
 std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& folder) {
@@ -330,10 +332,12 @@ std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& fol
     parts = gpt2_parts(*files.vocab_json, *files.merges_txt, config);
   } else if (files.vocab_txt) {
     parts = bert_parts(*files.vocab_txt, config);
+  } else if (has_marian_tokenizer_files(folder)) {
+    return load_marian_tokenizers(folder).source;  // Marian: source.spm + vocab.json
   } else {
     throw ModelError(folder.string() +
                      " has no tokenizer: expected tokenizer.json, vocab.json + merges.txt or "
-                     "vocab.txt, found " +
+                     "vocab.txt (or Marian's source.spm + vocab.json), found " +
                      files.describe());
   }
   if (!config.is_null()) {
