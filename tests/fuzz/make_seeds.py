@@ -129,6 +129,39 @@ if charsmaps:
     put("unigram", "charsmap", b"\x00" + blob)
     put("unigram", "charsmap-truncated", b"\x02" + blob[: len(blob) // 3])
 
+# spm (fuzz_spm.cpp): SentencePiece model files, the marian-tiny fixture's source.spm when it is
+# there and a small one written here in protobuf's wire format (pieces, trainer_spec,
+# normalizer_spec with the XLM-R-like charsmap when there is one), whole and cut short.
+def pb_varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7F) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def pb_bytes(number, data):
+    return pb_varint(number << 3 | 2) + pb_varint(len(data)) + data
+
+
+def spm_piece(text, score, kind=1):
+    data = pb_bytes(1, text.encode()) + pb_varint(2 << 3 | 5) + struct.pack("<f", score)
+    return pb_bytes(1, data + (pb_varint(3 << 3) + pb_varint(kind) if kind != 1 else b""))
+
+
+spm = spm_piece("<unk>", 0.0, 2) + spm_piece("<s>", 0.0, 3) + spm_piece("</s>", 0.0, 3)
+spm += b"".join(spm_piece(p, float(s)) for p, s in pieces[:300] if p and not p.startswith("<"))
+spm += pb_bytes(2, pb_varint(3 << 3) + pb_varint(1) + pb_varint(40 << 3) + pb_varint(0))
+normalizer_spec = pb_bytes(1, b"nmt_nfkc")
+if charsmaps:
+    normalizer_spec += pb_bytes(2, base64.b64decode(charsmaps[0]))
+spm += pb_bytes(3, normalizer_spec)
+put("spm", "small", spm)
+put("spm", "small-truncated", spm[: len(spm) // 2])
+marian_spm = os.path.join(fixtures, "marian-tiny", "source.spm")
+if os.path.exists(marian_spm):
+    put("spm", "marian-tiny-source", read(marian_spm))
+
 # encode: texts that reach the tokenizers' corners.
 for i, text in enumerate([
     "The bank by the river. She sat by the bank!",
