@@ -113,6 +113,11 @@ TEST_P(Seq2SeqGolden, TraceMatchesTheFloat64Reference) {
   EXPECT_TRUE(info.capabilities.cross_attention);
   const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
   float worst_enc = 0, worst_dec = 0, worst_cross = 0, worst_top = 0;
+  // marian-tiny's random weights make its logits (about 22) sensitive to float32 rounding: at one
+  // position of its long case the float32 network's logits differ from float64 by 1.1e-3 and a
+  // top-1 probability of 0.40 by 1.2e-4 (numpy's float32 run of the same reference already moves
+  // its logits by up to 5.5e-4). Its attention holds 1e-4 (2.8e-5); its predictions get 2e-4.
+  const float prob_tolerance = GetParam() == "marian-tiny" ? 2e-4f : kTolerance;
   for (const nlohmann::json& c : g.at("cases")) {
     const std::string source = c.at("source");
     SCOPED_TRACE(testing::Message() << GetParam() << ": " << source);
@@ -151,7 +156,7 @@ TEST_P(Seq2SeqGolden, TraceMatchesTheFloat64Reference) {
         if (!tie) {
           EXPECT_EQ(p.id, ids[k]) << "position " << i << ", rank " << k;
         }
-        EXPECT_NEAR(p.probability, probs[k], kTolerance) << "position " << i << ", rank " << k;
+        EXPECT_NEAR(p.probability, probs[k], prob_tolerance) << "position " << i << ", rank " << k;
         worst_top = std::max(worst_top, std::abs(p.probability - probs[k]));
       }
     }
@@ -389,6 +394,8 @@ class Seq2SeqBrokenFolder : public ::testing::Test {
   bool copy_fixture(const std::string& name) {
     const fs::path from = fixture_folder(name);
     if (!fs::exists(from / "model.safetensors")) return false;
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
     for (const auto& e : fs::directory_iterator(from))
       fs::copy_file(e.path(), dir_ / e.path().filename(), fs::copy_options::overwrite_existing);
     config_ = read_model_config(dir_);
@@ -441,19 +448,20 @@ TEST_F(Seq2SeqBrokenFolder, MissingKeysAndMismatchedShapesNameTheProblem) {
     c[t5 ? "feed_forward_proj" : "activation_function"] = "tanhsoftplus";
     e = open_error(c);
     EXPECT_NE(e.find("tanhsoftplus"), std::string::npos) << e;
-    // An id beyond the vocabulary, in config.json and in generation_config.json (which generate
-    // reads first).
-    c = config_;
-    c["decoder_start_token_id"] = c["vocab_size"].get<int>() + 5;
-    e = open_error(c);
-    EXPECT_NE(e.find("decoder_start_token_id"), std::string::npos) << e;
+    // An id beyond the vocabulary in generation_config.json (which generate reads first), then,
+    // without that file, in config.json: each message names its file.
     if (fs::exists(dir_ / "generation_config.json")) {
       std::ofstream(dir_ / "generation_config.json")
           << nlohmann::json{{"decoder_start_token_id", 1 << 20}}.dump();
       e = open_error(config_);
       EXPECT_NE(e.find("generation_config.json"), std::string::npos) << e;
       EXPECT_NE(e.find("decoder_start_token_id"), std::string::npos) << e;
+      fs::remove(dir_ / "generation_config.json");
     }
+    c = config_;
+    c["decoder_start_token_id"] = c["vocab_size"].get<int>() + 5;
+    e = open_error(c);
+    EXPECT_NE(e.find("config.json: 'decoder_start_token_id'"), std::string::npos) << e;
     c = config_;
     c["d_model"] = "512";
     e = open_error(c);

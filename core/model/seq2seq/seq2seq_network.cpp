@@ -414,12 +414,11 @@ struct Pass {
   // Every head of q [n x heads·dh] over k, v [m x heads·dh] into context; with `bias` (one [n x m]
   // tensor per head: T5's position bias) the scores are scale · q·kᵀ + bias, through the ops every
   // backend has (the bias copied into the scores, the product added with beta = 1).
-  void attend(const Tensor& q, const Tensor& k, const Tensor& v, int heads,
+  void attend(const Tensor& q, const Tensor& k, const Tensor& v, int heads, int dh, float scale,
               const std::vector<Tensor>* bias, const AttentionMask& mask, Tensor& context,
               std::vector<Matrix>* weights) const {
-    const int dh = s.head_dim;
     if (!bias) {
-      b.attention_heads(q, k, v, heads, heads, dh, s.attention_scale, 0.0f, mask, context, weights);
+      b.attention_heads(q, k, v, heads, heads, dh, scale, 0.0f, mask, context, weights);
       return;
     }
     Tensor scores = b.alloc(q.rows, k.rows);
@@ -427,7 +426,7 @@ struct Pass {
     for (int h = 0; h < heads; ++h) {
       b.copy((*bias)[static_cast<std::size_t>(h)], scores);
       b.matmul(q.cols_view(h * dh, dh), k.cols_view(h * dh, dh),
-               /*transpose_b=*/true, scores, s.attention_scale, 1.0f);
+               /*transpose_b=*/true, scores, scale, 1.0f);
       if (mask.any()) b.mask_fill(scores, mask);
       b.softmax_rows(scores);
       if (weights) (*weights)[static_cast<std::size_t>(h)] = b.download(scores);
@@ -566,8 +565,9 @@ Seq2SeqEncoderOutputs Seq2SeqNetwork::encode(const std::vector<int>& ids, Seq2Se
                     backend.linear(in, *L.self.q, L.self.q_bias, q);
                     backend.linear(in, *L.self.k, L.self.k_bias, k);
                     backend.linear(in, *L.self.v, L.self.v_bias, v);
-                    pass.attend(q, k, v, s.encoder.heads, bias.empty() ? nullptr : &bias, none,
-                                context, keep_attention ? &out.attention[l] : nullptr);
+                    pass.attend(q, k, v, s.encoder.heads, s.head_dim, s.attention_scale,
+                                bias.empty() ? nullptr : &bias, none, context,
+                                keep_attention ? &out.attention[l] : nullptr);
                     backend.linear(context, *L.self.o, L.self.o_bias, o);
                   });
     pass.sublayer(x, L.mlp_norm, L.mlp_norm_bias, normed, projected,
@@ -662,7 +662,8 @@ Seq2SeqDecoderOutputs Seq2SeqNetwork::decode(const std::vector<int>& ids, Seq2Se
           backend.linear(in, *L.self.k, L.self.k_bias, k_new);
           backend.linear(in, *L.self.v, L.self.v_bias, v_new);
           pass.attend(q, state.self_k_[li].rows_view(0, m), state.self_v_[li].rows_view(0, m),
-                      s.decoder.heads, bias.empty() ? nullptr : &bias, causal, context,
+                      s.decoder.heads, s.decoder_head_dim, s.decoder_attention_scale,
+                      bias.empty() ? nullptr : &bias, causal, context,
                       keep_attention ? &out.attention[li] : nullptr);
           backend.linear(context, *L.self.o, L.self.o_bias, o);
         });
@@ -670,8 +671,9 @@ Seq2SeqDecoderOutputs Seq2SeqNetwork::decode(const std::vector<int>& ids, Seq2Se
                   [&](const Tensor& in, Tensor& o) {
                     backend.linear(in, *L.cross.q, L.cross.q_bias, q);
                     // No position bias in cross-attention (T5's EncDecAttention has none).
-                    pass.attend(q, state.cross_k_[li], state.cross_v_[li], s.decoder.heads, nullptr,
-                                none, context, keep_attention ? &out.cross_attention[li] : nullptr);
+                    pass.attend(q, state.cross_k_[li], state.cross_v_[li], s.decoder.heads,
+                                s.decoder_head_dim, s.decoder_attention_scale, nullptr, none,
+                                context, keep_attention ? &out.cross_attention[li] : nullptr);
                     backend.linear(context, *L.cross.o, L.cross.o_bias, o);
                   });
     pass.sublayer(x, L.mlp_norm, L.mlp_norm_bias, normed, projected,

@@ -103,8 +103,9 @@ void apply_generation_config(Seq2SeqSpec& spec, const fs::path& folder) {
 
 void check_seq2seq_spec(const Seq2SeqSpec& s, const fs::path& where) {
   auto fail = [&](const std::string& what) { throw ModelError(where.string() + ": " + what); };
-  if (s.d_model <= 0 || s.head_dim <= 0 || s.encoder.layers <= 0 || s.decoder.layers <= 0 ||
-      s.encoder.heads <= 0 || s.decoder.heads <= 0 || s.encoder.ff <= 0 || s.decoder.ff <= 0)
+  if (s.d_model <= 0 || s.head_dim <= 0 || s.decoder_head_dim <= 0 || s.encoder.layers <= 0 ||
+      s.decoder.layers <= 0 || s.encoder.heads <= 0 || s.decoder.heads <= 0 || s.encoder.ff <= 0 ||
+      s.decoder.ff <= 0)
     fail("the model's sizes must be positive");
   if (s.vocab <= 0 || s.decoder_vocab <= 0) fail("the vocabulary is empty");
   if (s.max_source_tokens < 1 || s.max_target_tokens < 2)

@@ -44,7 +44,10 @@ struct Seq2SeqStack {
 struct Seq2SeqSpec {
   std::string kind;  // config.json's model_type: "bart", "marian", "t5"
   int d_model = 0;
-  int head_dim = 0;  // d_kv (T5: heads · d_kv may differ from d_model), else d_model / heads
+  // Each stack's head size: d_kv (T5: heads · d_kv may differ from d_model), else d_model /
+  // that stack's heads (BART and Marian may give the two stacks different head counts; the
+  // decoder's cross-attention has the decoder's heads).
+  int head_dim = 0, decoder_head_dim = 0;
   Seq2SeqStack encoder, decoder;
   int vocab = 0;          // rows of the encoder's embedding
   int decoder_vocab = 0;  // rows of the decoder's embedding and of the LM head The most tokens each
@@ -67,9 +70,10 @@ struct Seq2SeqSpec {
   int relative_buckets = 32, relative_max_distance = 128;  // T5
 
   float embedding_scale = 1.0f;  // √d_model when scale_embedding (BART, Marian), else 1
-  float attention_scale = 1.0f;  // head_dim^-½ (BART, Marian); 1 (T5: no scaling)
-  bool biases = true;            // every projection and MLP layer has a bias (not T5)
-  bool gated_mlp = false;        // T5 v1.1's wo(act(wi_0(x)) · wi_1(x)); else fc2(act(fc1(x)))
+  // The factor of q·kᵀ in each stack: head_dim^-½ (BART, Marian); 1 (T5: no scaling).
+  float attention_scale = 1.0f, decoder_attention_scale = 1.0f;
+  bool biases = true;      // every projection and MLP layer has a bias (not T5)
+  bool gated_mlp = false;  // T5 v1.1's wo(act(wi_0(x)) · wi_1(x)); else fc2(act(fc1(x)))
   Seq2SeqActivation activation = Seq2SeqActivation::kGeluErf;
 
   bool separate_embeddings = false;  // Marian's share_encoder_decoder_embeddings = false
@@ -91,7 +95,7 @@ struct Seq2SeqSpec {
   Seq2SeqTokenizer tokenizer = Seq2SeqTokenizer::kTokenizerJson;
 
   int inner() const { return encoder.heads * head_dim; }  // the encoder's q/k/v width
-  int decoder_inner() const { return decoder.heads * head_dim; }
+  int decoder_inner() const { return decoder.heads * decoder_head_dim; }
 };
 
 // ---- what the family files share ----------------------------------------------------------------

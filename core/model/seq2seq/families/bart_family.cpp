@@ -28,10 +28,8 @@ Seq2SeqSpec bart_spec(const nlohmann::json& config, const std::filesystem::path&
     if (s.d_model % heads != 0)
       throw ModelError(where.string() + ": d_model (" + std::to_string(s.d_model) +
                        ") is not a multiple of " + key + " (" + std::to_string(heads) + ")");
-  if (s.d_model / s.encoder.heads != s.d_model / s.decoder.heads)
-    throw ModelError(where.string() +
-                     ": encoder and decoder heads of different sizes are not supported");
   s.head_dim = s.d_model / s.encoder.heads;
+  s.decoder_head_dim = s.d_model / s.decoder.heads;
   s.vocab = s.decoder_vocab = config_int(config, "vocab_size", -1, where);
   const int positions = config_int(config, "max_position_embeddings", 1024, where);
   s.max_source_tokens = s.max_target_tokens = positions;
@@ -45,6 +43,8 @@ Seq2SeqSpec bart_spec(const nlohmann::json& config, const std::filesystem::path&
                           ? static_cast<float>(std::sqrt(static_cast<double>(s.d_model)))
                           : 1.0f;
   s.attention_scale = static_cast<float>(std::pow(static_cast<double>(s.head_dim), -0.5));
+  s.decoder_attention_scale =
+      static_cast<float>(std::pow(static_cast<double>(s.decoder_head_dim), -0.5));
   s.biases = true;
   s.activation = seq2seq_activation(config_string(config, "activation_function", "gelu", where),
                                     "activation_function", where);

@@ -20,7 +20,7 @@ Seq2SeqSpec t5_spec(const nlohmann::json& config, const std::filesystem::path& w
   Seq2SeqSpec s;
   s.kind = "t5";
   s.d_model = config_int(config, "d_model", -1, where);
-  s.head_dim = config_int(config, "d_kv", -1, where);
+  s.head_dim = s.decoder_head_dim = config_int(config, "d_kv", -1, where);
   const int heads = config_int(config, "num_heads", -1, where);
   const int ff = config_int(config, "d_ff", -1, where);
   const int layers = config_int(config, "num_layers", -1, where);
@@ -38,7 +38,7 @@ Seq2SeqSpec t5_spec(const nlohmann::json& config, const std::filesystem::path& w
   s.pre_norm = true;
   s.final_norms = true;
   s.embedding_scale = 1.0f;
-  s.attention_scale = 1.0f;
+  s.attention_scale = s.decoder_attention_scale = 1.0f;
   s.biases = false;
   // feed_forward_proj: "relu", "gelu", "gated-gelu" (gelu_new, as T5Config maps it), "gated-silu"…
   const std::string proj = config_string(config, "feed_forward_proj", "relu", where);
