@@ -7,8 +7,8 @@ namespace attnscope {
 
 const std::vector<FigureView>& figure_views() {
   static const std::vector<FigureView> all = {make_heatmap_figure(), make_lines_figure(),
-                                              make_arcs_figure(), make_grid_figure(),
-                                              make_formula_figure()};
+                                              make_arcs_figure(),    make_grid_figure(),
+                                              make_formula_figure(), make_cross_figure()};
   return all;
 }
 

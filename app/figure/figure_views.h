@@ -50,5 +50,6 @@ FigureView make_lines_figure();
 FigureView make_arcs_figure();
 FigureView make_grid_figure();
 FigureView make_formula_figure();
+FigureView make_cross_figure();  // encoder–decoders' cross-attention
 
 }  // namespace attnscope

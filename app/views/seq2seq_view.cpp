@@ -42,13 +42,14 @@ std::string label(const ViewContext& ctx, const Tokens& tokens, int i, int max_c
   return token_label(tokens, static_cast<std::size_t>(i), ctx.trace->model.pieces, max_chars);
 }
 
-// The target sentence as the decoder's tokens spell it (its specials left out).
+// The target sentence as the decoder's tokens spell it: their pieces decoded to text (spaces
+// kept, specials left out).
 std::string target_text(const ViewContext& ctx) {
-  const Tokens& tokens = ctx.trace->decoder->tokens;
   std::string out;
-  for (int i = 0; i < static_cast<int>(tokens.size()); ++i)
-    if (!tokens[static_cast<size_t>(i)].special) out += label(ctx, tokens, i, 1 << 20);
-  return out;
+  for (const Token& t : ctx.trace->decoder->tokens)
+    if (!t.special) out += piece_bytes(t.text, ctx.trace->model.pieces);
+  const size_t first = out.find_first_not_of(' ');
+  return first == std::string::npos ? std::string() : out.substr(first);
 }
 
 // The top predictions a decoder token was chosen from (predictions[i - 1]), as tooltip lines.
@@ -208,10 +209,23 @@ void Seq2SeqView::DrawSelector(ViewContext& ctx) {
   clamp(*ctx.trace->decoder);
   ImGui::PushID("seq2seq_part");
   int chosen = static_cast<int>(part);
+  nlohmann::json buttons = nlohmann::json::array();
   for (int p = 0; p < 3; ++p) {
     if (p > 0) ImGui::SameLine();
     ImGui::RadioButton(kPartNames[p], &chosen, p);
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    const float k = ctx.pixel_scale;
+    buttons.push_back({{"text", kPartNames[p]},
+                       {"x", a.x * k},
+                       {"y", a.y * k},
+                       {"w", (b.x - a.x) * k},
+                       {"h", (b.y - a.y) * k}});
   }
+  if (ctx.layout)  // where each choice is, for tests that click one
+    ctx.layout->push_back({{"view", "seq2seq_selector"},
+                           {"slot", ctx.slot},
+                           {"chosen", kPartNames[chosen]},
+                           {"buttons", std::move(buttons)}});
   part = static_cast<Seq2SeqPart>(chosen);
   if (shows_decoder(ctx)) {
     const DecoderTrace& d = *ctx.trace->decoder;

@@ -100,7 +100,7 @@ class FakeSeq2SeqModel final : public Model {
       size_t end = text.find(' ', i);
       if (end == std::string::npos) end = text.size();
       Token t;
-      t.text = (out.empty() ? "" : " ") + text.substr(i, end - i);
+      t.text = std::string(out.empty() ? "" : " ") + text.substr(i, end - i);
       t.id = word_id(text.substr(i, end - i));
       t.start = static_cast<int>(i);
       t.end = static_cast<int>(end);
@@ -113,8 +113,8 @@ class FakeSeq2SeqModel final : public Model {
   // Word for word; an unknown word comes out reversed.
   static Tokens translate(const Tokens& source, int max_new_tokens) {
     static const std::map<std::string, std::string> table = {
-        {"the", "le"}, {"cat", "chat"}, {"sat", "assis"}, {"on", "sur"}, {"mat", "tapis"},
-        {"a", "un"},   {"dog", "chien"}, {"is", "est"},   {"big", "grand"}};
+        {"the", "le"}, {"cat", "chat"},  {"sat", "assis"}, {"on", "sur"},   {"mat", "tapis"},
+        {"a", "un"},   {"dog", "chien"}, {"is", "est"},    {"big", "grand"}};
     std::string out;
     int n = 0;
     for (const Token& t : source) {
@@ -122,7 +122,7 @@ class FakeSeq2SeqModel final : public Model {
       std::string w = t.text[0] == ' ' ? t.text.substr(1) : t.text;
       const auto it = table.find(w);
       w = it != table.end() ? it->second : std::string(w.rbegin(), w.rend());
-      out += (out.empty() ? "" : " ") + w;
+      out += std::string(out.empty() ? "" : " ") + w;
       ++n;
     }
     Tokens tokens = words(out, true);
