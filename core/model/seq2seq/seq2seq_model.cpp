@@ -11,6 +11,7 @@
 #include "core/model/seq2seq/seq2seq_network.h"
 #include "core/model/transformer/hf_weights.h"
 #include "core/model/transformer/transformer_blocks.h"
+#include "core/text/marian_tokenizer.h"
 #include "core/text/unicode.h"
 #include "core/util/error.h"
 
@@ -182,10 +183,11 @@ class Seq2SeqModel final : public Model {
 }  // namespace
 
 Seq2SeqTokenizers load_seq2seq_tokenizers(const fs::path& folder, const Seq2SeqSpec& spec) {
-  if (spec.tokenizer == Seq2SeqTokenizer::kMarian)
-    throw ModelError(folder.string() +
-                     ": Marian's tokenizer files (source.spm, target.spm, "
-                     "vocab.json) are not read yet");
+  if (spec.tokenizer == Seq2SeqTokenizer::kMarian) {
+    // source.spm for the encoder's text, target.spm for the decoder's (HF's text_target).
+    MarianTokenizers marian = load_marian_tokenizers(folder);
+    return {std::move(marian.source), std::move(marian.target)};
+  }
   if (!has_tokenizer_files(folder))
     throw ModelError(folder.string() + ": no tokenizer found (a " + spec.kind +
                      " model needs tokenizer.json, or vocab.json + merges.txt)");
