@@ -372,6 +372,7 @@ SentencePieceEncoder::SentencePieceEncoder(SentencePieceModelFile file, const st
     if (p.type == File::PieceType::kNormal || p.type == File::PieceType::kUserDefined) {
       sorted_.push_back(static_cast<int>(i));
     }
+    if (p.type == File::PieceType::kUserDefined) user_defined_.push_back(static_cast<int>(i));
   }
   std::sort(sorted_.begin(), sorted_.end(), [&](int a, int b) {
     return file_.pieces[static_cast<std::size_t>(a)].piece <
@@ -446,6 +447,13 @@ SentencePieceEncoder::Normalized SentencePieceEncoder::normalize(std::string_vie
   Normalized out;
   const int total = static_cast<int>(input.size());
   auto prefix = [&](std::string_view rest) -> std::pair<std::string_view, std::size_t> {
+    // A user-defined symbol passes through as it is (its longest match), before any rule.
+    std::size_t symbol = 0;
+    for (const int id : user_defined_) {
+      const std::string& s = file_.pieces[static_cast<std::size_t>(id)].piece;
+      if (s.size() > symbol && rest.starts_with(s)) symbol = s.size();
+    }
+    if (symbol > 0) return {rest.substr(0, symbol), symbol};
     const auto [length, result] = longest_rule(rest);
     if (length > 0) return {result, length};
     const std::size_t n = valid_char_length(rest);

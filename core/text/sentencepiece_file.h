@@ -17,7 +17,8 @@
 // EncodeOptimized) in its float arithmetic: the pipeline's Unigram model (Hugging Face's, which
 // sums in double) breaks near-ties between the same pieces in another order ("ff" + "f" against
 // "f" + "ff") the other way. CONTROL, UNKNOWN, BYTE and UNUSED pieces are never matched; unknown
-// characters score min(NORMAL scores) - 10 and consecutive ones merge into one piece.
+// characters score min(NORMAL scores) - 10 and consecutive ones merge into one piece; USER_DEFINED
+// pieces pass the normalizer untouched and score bytes x max(NORMAL scores) - 0.1, as there.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -117,7 +118,8 @@ class SentencePieceEncoder {
   };
   std::vector<Segment> segment(std::string_view normalized) const;
 
-  std::vector<int> sorted_;  // ids of the NORMAL and USER_DEFINED pieces, by their bytes
+  std::vector<int> sorted_;        // ids of the NORMAL and USER_DEFINED pieces, by their bytes
+  std::vector<int> user_defined_;  // ids of the USER_DEFINED pieces
   float min_score_ = 0.0f, max_score_ = 0.0f;
   std::vector<std::uint32_t> trie_;  // the charsmap's double array (empty: no rules)
   std::string results_;              // its NUL-ended results

@@ -359,6 +359,28 @@ TEST(MarianTokenizer, SeparateVocabularies) {
   EXPECT_THROW(load_marian_tokenizers(folder), ModelError);
 }
 
+// The pieces and ids of the .spm at `path` alone against SentencePieceProcessor's.
+int raw_mismatches(const fs::path& path, const std::vector<std::string>& inputs) {
+  const SentencePieceEncoder encoder(read_sentencepiece_model(path), path.string());
+  const std::vector<Reference> reference = python_reference(path, "raw", inputs);
+  if (reference.size() != inputs.size()) return -1;
+  int mismatches = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<std::string> pieces;
+    std::vector<int> ids;
+    for (const SentencePiecePiece& p : encoder.encode(inputs[i])) {
+      pieces.push_back(p.piece);
+      ids.push_back(p.id);
+    }
+    if ((pieces != reference[i].pieces || ids != reference[i].ids) && ++mismatches <= 4) {
+      ADD_FAILURE() << "text \"" << inputs[i]
+                    << "\"\n  pieces: " << ::testing::PrintToString(pieces)
+                    << "\n  python: " << ::testing::PrintToString(reference[i].pieces);
+    }
+  }
+  return mismatches;
+}
+
 // A model with byte fallback (as Llama's and Gemma's .model files; Marian's have none): unknown
 // characters become their UTF-8 bytes' <0xXX> pieces, as SentencePiece gives them.
 TEST(SentencePieceFile, ByteFallbackMatchesSentencePiece) {
@@ -380,30 +402,40 @@ TEST(SentencePieceFile, ByteFallbackMatchesSentencePiece) {
   }
   const fs::path path = temp_dir() / "byte_fallback.spm";
   std::ofstream(path, std::ios::binary | std::ios::trunc) << fixture::serialize_spm_model(spec);
-  const SentencePieceEncoder encoder(read_sentencepiece_model(path), path.string());
   std::vector<std::string> inputs = texts();
   for (const std::string& s : invalid_utf8_texts()) inputs.push_back(s);
-  const std::vector<Reference> reference = python_reference(path, "raw", inputs);
-  ASSERT_EQ(reference.size(), inputs.size());
-  int mismatches = 0;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<std::string> pieces;
-    std::vector<int> ids;
-    for (const SentencePiecePiece& p : encoder.encode(inputs[i])) {
-      pieces.push_back(p.piece);
-      ids.push_back(p.id);
-    }
-    if ((pieces != reference[i].pieces || ids != reference[i].ids) && ++mismatches <= 4) {
-      ADD_FAILURE() << "text \"" << inputs[i]
-                    << "\"\n  pieces: " << ::testing::PrintToString(pieces)
-                    << "\n  python: " << ::testing::PrintToString(reference[i].pieces);
-    }
-  }
-  EXPECT_EQ(mismatches, 0) << "of " << inputs.size() << " texts";
+  EXPECT_EQ(raw_mismatches(path, inputs), 0) << "of " << inputs.size() << " texts";
   // Without all 256 byte pieces the file is refused, as SentencePiece refuses it.
   spec.pieces.erase(spec.pieces.begin() + 3 + 0x41);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << fixture::serialize_spm_model(spec);
   EXPECT_THROW(SentencePieceEncoder(read_sentencepiece_model(path), path.string()), ModelError);
+}
+
+// User-defined symbols (SentencePiece's --user_defined_symbols): matched before the charsmap
+// rewrites them, and chosen over other segmentations, as SentencePiece does.
+TEST(SentencePieceFile, UserDefinedSymbolsMatchSentencePiece) {
+  const SentencePieceModelFile source = read_sentencepiece_model(default_folder() / "source.spm");
+  fixture::SpmModelSpec spec;
+  spec.precompiled_charsmap = source.precompiled_charsmap;
+  for (const SentencePieceModelFile::Piece& p : source.pieces) {
+    spec.pieces.push_back({p.piece, p.score, static_cast<fixture::SpmPieceType>(p.type)});
+  }
+  for (const char* symbol : {"<sep>", "\ufb01ne", "Hello World", "xx", "e\u0301t", "<mask>"}) {
+    spec.pieces.push_back({symbol, 0.0f, fixture::SpmPieceType::kUserDefined});
+  }
+  const fs::path path = temp_dir() / "user_defined.spm";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << fixture::serialize_spm_model(spec);
+  std::vector<std::string> inputs = {"a<sep>b xx yy xxx xxxxx",
+                                     "\ufb01ne fine \ufb01nest",
+                                     "Hello World Hello  World",
+                                     "cafe\u0301t e\u0301t",
+                                     "  <sep>  ",
+                                     "<mask><mask> a<mask>"};
+  for (const std::string& s : testing::random_texts(
+           {"<sep>", "xx", "x", " ", "\ufb01", "ne", "e\u0301", "t", "<mask>", "a"}, 100, 12, 7u)) {
+    inputs.push_back(s);
+  }
+  EXPECT_EQ(raw_mismatches(path, inputs), 0) << "of " << inputs.size() << " texts";
 }
 
 // Each malformed file: one ModelError line that names the file.
