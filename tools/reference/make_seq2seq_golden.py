@@ -3,11 +3,13 @@ t5-tiny, flan-t5-tiny) with the independent float64 reference (seq2seq_reference
 
     /usr/bin/python3 tools/reference/make_seq2seq_golden.py build/fixtures tests/data/golden [NAME ...]
 
-Format "attnscope-seq2seq-golden/1" (docs: /work/briefs/seq2seq_contract.md, S reads it in
-tests/unit/seq2seq_test.cpp): per case the source and target texts, the Hugging Face tokenizers'
-ids, every layer's encoder self-, decoder self- and cross-attention, the top-10 predictions
-(softmax of the model's logits, nothing banned) at every decoder position, a few raw logits, and for
-greedy cases (target null) the smallest top-1/top-2 probability gap among the allowed tokens.
+Format "attnscope-seq2seq-golden/1" (tests/unit/seq2seq_test.cpp reads it): {format, fixture,
+kind, reference, generation: {decoder_start_token_id, eos_token_id, max_new_tokens, banned_ids,
+rule}, cases: [{source, target (null: greedy), encoder_ids, encoder_tokens, decoder_ids,
+encoder_attention [layer][head][s][s], decoder_attention [layer][head][t][t], cross_attention
+[layer][head][t][s], top10: [{ids, probs}] for every decoder position (softmax of the model's
+logits, nothing banned), logits_sample: [[position, id, raw logit]], min_greedy_margin (greedy
+cases: the smallest top-1/top-2 probability gap among the allowed tokens)}]}.
 
 Ids: bart/t5 from the fixture's tokenizer.json through Hugging Face's tokenizers (the npm binding,
 tests/tools/hf_tokenizers_reference.js, with the post-processor's specials: BART <s> … </s>, T5
