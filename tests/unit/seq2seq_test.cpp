@@ -248,6 +248,44 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Seq2SeqGolden, ::testing::ValuesIn(fixture_na
                            return n;
                          });
 
+// Limits: a source past max_position_embeddings is cut with its <s> … </s> kept and the cut
+// recorded (truncated_at_byte), a target past it is a usage error, and the greedy output stops at
+// max_new_tokens (0: the start token alone, with its predictions).
+TEST(Seq2SeqLimits, LongSourcesLongTargetsAndTheNewTokenLimit) {
+  if (!have_fixture("bart-tiny")) GTEST_SKIP() << "bart-tiny not built yet";
+  const fs::path folder = fixture_folder("bart-tiny");
+  const auto model = open_model(folder.string());
+  const int limit = spec_of(folder).max_source_tokens;
+  const auto cpu = make_cpu_backend(CpuPrecision::kFloat);
+  std::string text;
+  for (int i = 0; i < 2 * limit; ++i) text += (i ? " " : "") + std::string(i % 2 ? "cat" : "mat");
+  const AttentionTrace trace = model->run_translation(text, std::string("the cat"), *cpu);
+  ASSERT_EQ(static_cast<int>(trace.tokens.size()), limit);
+  EXPECT_EQ(trace.tokens.front().text, "<s>");
+  EXPECT_EQ(trace.tokens.back().text, "</s>");
+  EXPECT_TRUE(trace.tokens.back().special);
+  ASSERT_GT(trace.truncated_at_byte, 0);
+  // The kept words end before the cut; the cut starts a word of the text (byte-level BPE's
+  // offsets leave out the space before it).
+  EXPECT_LE(trace.tokens[trace.tokens.size() - 2].end, trace.truncated_at_byte);
+  EXPECT_EQ(text[static_cast<std::size_t>(trace.truncated_at_byte) - 1], ' ');
+  EXPECT_EQ(trace.attention[0][0].rows(), limit);
+  EXPECT_THROW(model->run_translation("the cat", text, *cpu), UsageError);
+  for (int n : {0, 3}) {
+    const AttentionTrace t = model->run_translation("the cat", std::nullopt, *cpu, n);
+    ASSERT_TRUE(t.decoder);
+    EXPECT_LE(t.decoder->targets(), n + 1);
+    EXPECT_EQ(t.decoder->tokens.front().id, spec_of(folder).decoder_start_id);
+    EXPECT_EQ(static_cast<int>(t.decoder->predictions.size()), t.decoder->targets());
+    for (std::size_t i = 1; i < t.decoder->tokens.size(); ++i) {
+      EXPECT_TRUE(t.decoder->tokens[i].generated);
+      // Greedy: each token is the top prediction of the position before it (no banned ids here).
+      EXPECT_EQ(t.decoder->tokens[i].id, t.decoder->predictions[i - 1].front().id);
+    }
+  }
+  EXPECT_THROW(model->run_translation("the cat", std::nullopt, *cpu, -1), UsageError);
+}
+
 // ---- the released checkpoints' config.json ------------------------------------------------------
 
 const fs::path kWhere = "config.json";
