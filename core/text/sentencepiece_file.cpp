@@ -250,6 +250,26 @@ std::uint32_t read_le32(std::string_view bytes, std::size_t at) {
   return v;
 }
 
+// Visits the ids in `sorted` (piece ids, by their bytes) whose pieces are prefixes of `text`,
+// shortest first, walking the sorted list as a trie: the pieces sharing the first d bytes of the
+// text are one range of it, and the one of exactly d + 1 bytes, if any, sorts first among those
+// that continue with the next byte. O(prefix length x log pieces).
+template <typename Visit>
+void prefixes_of(const std::vector<File::Piece>& pieces, const std::vector<int>& sorted,
+                 std::string_view text, Visit visit) {
+  auto lo = sorted.begin(), hi = sorted.end();
+  for (std::size_t d = 0; d < text.size() && lo != hi; ++d) {
+    const int c = static_cast<unsigned char>(text[d]);
+    auto byte_at = [&](int id) {
+      const std::string& s = pieces[static_cast<std::size_t>(id)].piece;
+      return s.size() > d ? static_cast<int>(static_cast<unsigned char>(s[d])) : -1;
+    };
+    lo = std::lower_bound(lo, hi, c, [&](int id, int value) { return byte_at(id) < value; });
+    hi = std::upper_bound(lo, hi, c, [&](int value, int id) { return value < byte_at(id); });
+    if (lo != hi && pieces[static_cast<std::size_t>(*lo)].piece.size() == d + 1) visit(*lo, d + 1);
+  }
+}
+
 }  // namespace
 
 SentencePieceModelFile parse_sentencepiece_model(std::string_view bytes, const std::string& name) {
@@ -374,10 +394,12 @@ SentencePieceEncoder::SentencePieceEncoder(SentencePieceModelFile file, const st
     }
     if (p.type == File::PieceType::kUserDefined) user_defined_.push_back(static_cast<int>(i));
   }
-  std::sort(sorted_.begin(), sorted_.end(), [&](int a, int b) {
+  const auto by_bytes = [&](int a, int b) {
     return file_.pieces[static_cast<std::size_t>(a)].piece <
            file_.pieces[static_cast<std::size_t>(b)].piece;
-  });
+  };
+  std::sort(sorted_.begin(), sorted_.end(), by_bytes);
+  std::sort(user_defined_.begin(), user_defined_.end(), by_bytes);
   byte_ids_.fill(-1);
   static const char* kHex = "0123456789ABCDEF";
   for (std::size_t i = 0; i < file_.pieces.size(); ++i) {
@@ -449,10 +471,8 @@ SentencePieceEncoder::Normalized SentencePieceEncoder::normalize(std::string_vie
   auto prefix = [&](std::string_view rest) -> std::pair<std::string_view, std::size_t> {
     // A user-defined symbol passes through as it is (its longest match), before any rule.
     std::size_t symbol = 0;
-    for (const int id : user_defined_) {
-      const std::string& s = file_.pieces[static_cast<std::size_t>(id)].piece;
-      if (s.size() > symbol && rest.starts_with(s)) symbol = s.size();
-    }
+    prefixes_of(file_.pieces, user_defined_, rest,
+                [&](int, std::size_t length) { symbol = length; });
     if (symbol > 0) return {rest.substr(0, symbol), symbol};
     const auto [length, result] = longest_rule(rest);
     if (length > 0) return {result, length};
@@ -530,27 +550,15 @@ std::vector<SentencePieceEncoder::Segment> SentencePieceEncoder::segment(
     const std::size_t char_length = std::min<std::size_t>(
         static_cast<std::size_t>(unicode::decode_at(text, start).length), size - start);
     bool single = false;
-    // The matched pieces that are prefixes of the rest, shortest first: `sorted_` walked as a
-    // trie (the pieces sharing the first d bytes of the rest are one range of it, and the one of
-    // exactly d + 1 bytes, if any, sorts first among those continuing with the next byte).
-    auto lo = sorted_.begin(), hi = sorted_.end();
-    for (std::size_t d = 0; start + d < size && lo != hi; ++d) {
-      const int c = static_cast<unsigned char>(text[start + d]);
-      auto byte_at = [&](int id) {
-        const std::string& s = file_.pieces[static_cast<std::size_t>(id)].piece;
-        return s.size() > d ? static_cast<int>(static_cast<unsigned char>(s[d])) : -1;
-      };
-      lo = std::lower_bound(lo, hi, c, [&](int id, int value) { return byte_at(id) < value; });
-      hi = std::upper_bound(lo, hi, c, [&](int value, int id) { return value < byte_at(id); });
-      if (lo == hi || file_.pieces[static_cast<std::size_t>(*lo)].piece.size() != d + 1) continue;
-      const std::size_t length = d + 1;
-      const File::Piece& p = file_.pieces[static_cast<std::size_t>(*lo)];
+    // The matched pieces that are prefixes of the rest, shortest first.
+    prefixes_of(file_.pieces, sorted_, text.substr(start), [&](int id, std::size_t length) {
+      const File::Piece& p = file_.pieces[static_cast<std::size_t>(id)];
       const double score = p.type == File::PieceType::kUserDefined
                                ? static_cast<double>(static_cast<float>(length) * max_score_) - 0.1
                                : static_cast<double>(p.score);
-      offer(start + length, *lo, score + static_cast<double>(here), start);
+      offer(start + length, id, score + static_cast<double>(here), start);
       single = single || length == char_length;
-    }
+    });
     if (!single) {
       offer(start + char_length, file_.unk_id,
             static_cast<double>(unk_score) + static_cast<double>(here), start);

@@ -119,7 +119,7 @@ class SentencePieceEncoder {
   std::vector<Segment> segment(std::string_view normalized) const;
 
   std::vector<int> sorted_;        // ids of the NORMAL and USER_DEFINED pieces, by their bytes
-  std::vector<int> user_defined_;  // ids of the USER_DEFINED pieces
+  std::vector<int> user_defined_;  // ids of the USER_DEFINED pieces, by their bytes
   float min_score_ = 0.0f, max_score_ = 0.0f;
   std::vector<std::uint32_t> trie_;  // the charsmap's double array (empty: no rules)
   std::string results_;              // its NUL-ended results
