@@ -51,12 +51,12 @@ Figure build(const FigureRequest& r) {
   const float title_h = r.title ? kFigureTitleFont * 1.8f + kFigureFont * 1.2f : 0.0f;
   const float left = pad + kFigureFont * 1.4f + row_w + pad, top = pad + title_h + col_w + pad;
   const float right = 2 * pad + colorbar_width(range) + pad;
-  const std::string title = "Cross-attention: target queries \xC3\x97 source keys \xC2\xB7 " +
-                            r.trace->model.name + " \xC2\xB7 decoder layer " +
-                            std::to_string(r.layer) + ", head " + std::to_string(r.head);
-  const char* subtitle = "rows: target (decoder queries) \xC2\xB7 columns: source (encoder keys)";
+  const std::string title = "Cross-attention: target queries \xC3\x97 source keys";
+  const std::string subtitle = r.trace->model.name + " \xC2\xB7 decoder layer " +
+                               std::to_string(r.layer) + ", head " + std::to_string(r.head) +
+                               " \xC2\xB7 rows: target tokens \xC2\xB7 columns: source tokens";
   // Natural width: the cells' (as the heatmap figure), and never narrower than the title lines.
-  const float text_w = r.title ? std::max(text_width(title, kFigureTitleFont) * 1.08f,
+  const float text_w = r.title ? std::max(text_width(title, kFigureTitleFont) * 1.2f,
                                           text_width(subtitle, kFigureFont * 0.9f)) +
                                      2 * pad
                                : 0.0f;

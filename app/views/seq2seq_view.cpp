@@ -70,11 +70,12 @@ void predictions_tooltip(const ViewContext& ctx, int i) {
 // Where the grid of the heatmap goes inside `origin`..`origin + size`.
 struct Grid {
   ImVec2 origin;
-  float left = 0, top = 0, cell = 0;
+  float left = 0, top = 0, cell_w = 0, cell_h = 0;
+  int row_every = 1, col_every = 1;  // label every k-th row / column when cells are small
   int rows = 0, cols = 0;
   ImVec2 cell_min(int i, int j) const {
-    return ImVec2(origin.x + left + static_cast<float>(j) * cell,
-                  origin.y + top + static_cast<float>(i) * cell);
+    return ImVec2(origin.x + left + static_cast<float>(j) * cell_w,
+                  origin.y + top + static_cast<float>(i) * cell_h);
   }
 };
 
@@ -93,25 +94,33 @@ Grid grid_for(const ViewContext& ctx, const Shown& s, ImVec2 origin, ImVec2 size
   g.top = col_w + line * 1.6f;
   const float room_w = (size.x - g.left - line) / static_cast<float>(std::max(g.cols, 1));
   const float room_h = (size.y - g.top - line) / static_cast<float>(std::max(g.rows, 1));
-  g.cell = std::floor(std::clamp(std::min(room_w, room_h), 2.0f, line * 3.0f));
+  // Square cells while both sides fit; a long translation (64 tokens against a short source)
+  // keeps its columns wide and its rows as tall as the pane allows.
+  const float square = std::clamp(std::min(room_w, room_h), 1.0f, line * 3.0f);
+  g.cell_w = std::floor(std::clamp(room_w, square, std::max(square, line * 3.0f)));
+  g.cell_h = std::max(1.0f, std::floor(std::clamp(room_h, 1.0f, std::max(square, line * 3.0f))));
+  g.cell_w = std::min(g.cell_w, std::max(g.cell_h * 3.0f, square));  // no strips
+  g.row_every = std::max(1, static_cast<int>(std::ceil(line / g.cell_h)));
+  g.col_every = std::max(1, static_cast<int>(std::ceil(line / g.cell_w)));
   return g;
 }
 
 void draw_cells(const ViewContext& ctx, const Shown& s, const Grid& g, WeightRange range) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int cmap = ctx.app.colormap;
-  const bool numbers = g.cell >= ImGui::CalcTextSize("0.00").x + 4;
+  const bool numbers =
+      g.cell_w >= ImGui::CalcTextSize("0.00").x + 4 && g.cell_h >= ImGui::GetTextLineHeight();
   char buf[16];
   for (int i = 0; i < g.rows; ++i)
     for (int j = 0; j < g.cols; ++j) {
       const float w = (*s.weights)(i, j);
       const ImVec2 a = g.cell_min(i, j);
-      dl->AddRectFilled(a, ImVec2(a.x + g.cell, a.y + g.cell),
+      dl->AddRectFilled(a, ImVec2(a.x + g.cell_w, a.y + g.cell_h),
                         colormap_color(cmap, w, range.vmin, range.vmax));
       if (!numbers) continue;
       format_weight(buf, sizeof buf, w, 2);
       const ImVec2 ts = ImGui::CalcTextSize(buf);
-      dl->AddText(ImVec2(a.x + (g.cell - ts.x) / 2, a.y + (g.cell - ts.y) / 2),
+      dl->AddText(ImVec2(a.x + (g.cell_w - ts.x) / 2, a.y + (g.cell_h - ts.y) / 2),
                   text_color_on(cmap, w, range.vmin, range.vmax), buf);
     }
 }
@@ -123,28 +132,29 @@ void draw_labels(const ViewContext& ctx, const Shown& s, const Grid& g, int chos
   const ThemeColors& colors = theme_colors();
   const float line = ImGui::GetTextLineHeight();
   for (int i = 0; i < g.rows; ++i) {
+    if (i % g.row_every != 0 && i != chosen_row) continue;
     const std::string text = label(ctx, *s.rows, i);
     const ImVec2 a = g.cell_min(i, 0);
     const float x = a.x - ImGui::CalcTextSize(text.c_str()).x - 4;
-    dl->AddText(ImVec2(x, a.y + (g.cell - line) / 2), i == chosen_row ? colors.accent : colors.text,
-                text.c_str());
+    dl->AddText(ImVec2(x, a.y + (g.cell_h - line) / 2),
+                i == chosen_row ? colors.accent : colors.text, text.c_str());
   }
-  for (int j = 0; j < g.cols; ++j) {
+  for (int j = 0; j < g.cols; j += g.col_every) {
     const ImVec2 a = g.cell_min(0, j);
-    add_text_vertical(dl, ImVec2(a.x + (g.cell - line) / 2, a.y - 4), colors.text,
+    add_text_vertical(dl, ImVec2(a.x + (g.cell_w - line) / 2, a.y - 4), colors.text,
                       label(ctx, *s.cols, j).c_str());
   }
   const std::string rows_caption = std::string(s.rows_are) + " (queries)";
   const std::string cols_caption = std::string(s.cols_are) + " (keys)";
   dl->AddText(ImVec2(g.origin.x + g.left, g.origin.y), colors.text_dim, cols_caption.c_str());
-  add_text_vertical(dl, ImVec2(g.origin.x, g.origin.y + g.top + g.cell * g.rows), colors.text_dim,
+  add_text_vertical(dl, ImVec2(g.origin.x, g.origin.y + g.top + g.cell_h * g.rows), colors.text_dim,
                     rows_caption.c_str());
 }
 
 void hover_cell(const ViewContext& ctx, const Shown& s, const Grid& g) {
   const ImVec2 m = ImGui::GetMousePos(), a = g.cell_min(0, 0);
-  const int i = static_cast<int>(std::floor((m.y - a.y) / g.cell));
-  const int j = static_cast<int>(std::floor((m.x - a.x) / g.cell));
+  const int i = static_cast<int>(std::floor((m.y - a.y) / g.cell_h));
+  const int j = static_cast<int>(std::floor((m.x - a.x) / g.cell_w));
   if (!ImGui::IsWindowHovered() || i < 0 || j < 0 || i >= g.rows || j >= g.cols) return;
   ImGui::BeginTooltip();
   ImGui::Text("%s %d '%s' \xE2\x86\x92 %s %d '%s': %.3f", s.rows_are, i,
@@ -165,13 +175,16 @@ std::vector<ImVec2> token_row(const ViewContext& ctx, const Tokens& tokens, floa
   ImDrawList* dl = ImGui::GetWindowDrawList();
   std::vector<ImVec2> centres;
   const float step = width / static_cast<float>(std::max<size_t>(tokens.size(), 1));
+  float drawn_to = -1e9f;  // a label that would overlap the one before is left out
   for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
     const std::string text = label(ctx, tokens, i, 10);
     const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     const ImVec2 c(x0 + step * (static_cast<float>(i) + 0.5f), y);
+    centres.push_back(c);
+    if (c.x - ts.x / 2 < drawn_to && i != highlighted) continue;
     dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2),
                 i == highlighted ? theme_colors().accent : color, text.c_str());
-    centres.push_back(c);
+    drawn_to = c.x + ts.x / 2 + ImGui::GetFontSize() * 0.4f;
   }
   return centres;
 }
@@ -301,8 +314,10 @@ void Seq2SeqView::DrawHeatmap(ViewContext& ctx, ImVec2 size) {
                          {"cols", g.cols},
                          {"x0", a.x * k},
                          {"y0", a.y * k},
-                         {"cell_w", g.cell * k},
-                         {"cell_h", g.cell * k},
+                         {"cell_w", g.cell_w * k},
+                         {"cell_h", g.cell_h * k},
+                         {"label_every_row", g.row_every},
+                         {"label_every_col", g.col_every},
                          {"vmin", range.vmin},
                          {"vmax", range.vmax},
                          {"colormap", colormaps()[ctx.app.colormap].name},

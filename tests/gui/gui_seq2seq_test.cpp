@@ -80,15 +80,16 @@ TEST(Seq2SeqWindow, CrossAttentionHeatmapIsTargetRowsBySourceColumns) {
   // over the drawn range.
   const int layer = (*view)["layer"], head = (*view)["head"];
   const Matrix& w = d.cross_attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
-  const double x0 = (*view)["x0"], y0 = (*view)["y0"], cell = (*view)["cell_w"];
+  const double x0 = (*view)["x0"], y0 = (*view)["y0"], cell_w = (*view)["cell_w"],
+               cell_h = (*view)["cell_h"];
   const double vmax = (*view)["vmax"];
-  ASSERT_GT(cell, 8.0) << "cells too small to read";
+  ASSERT_GT(std::min(cell_w, cell_h), 8.0) << "cells too small to read";
   EXPECT_FLOAT_EQ(static_cast<float>(vmax), w.maxCoeff());
   for (int i = 0; i < w.rows(); ++i)
     for (int j = 0; j < w.cols(); ++j) {
       const auto want = test::colormap_rgb((*view)["colormap"], w(i, j) / vmax);
-      const auto got =
-          shot.image.at(static_cast<int>(x0 + j * cell + 3), static_cast<int>(y0 + i * cell + 3));
+      const auto got = shot.image.at(static_cast<int>(x0 + j * cell_w + 3),
+                                     static_cast<int>(y0 + i * cell_h + 3));
       EXPECT_LT(colour_error(got, want), 10.0) << "cell " << i << "," << j << " weight " << w(i, j);
     }
 }
