@@ -409,13 +409,14 @@ TEST_F(DownloadTest, CancelBeforeStartFetchesNothing) {
 }
 
 TEST_F(DownloadTest, UnsupportedModelTypeIsRefusedBeforeDownloading) {
-  repo.config = {{"model_type", "t5"}};  // an encoder-decoder: no family reads it
+  repo.config = {{"model_type", "whisper"}};  // speech recognition: no family reads it
   repo.install(server);
   try {
     download_model(request);
     FAIL() << "expected ModelError";
   } catch (const ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("model type t5 is not supported yet"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("model type whisper is not supported yet"),
+              std::string::npos)
         << e.what();
     // What opens is the family registry's list (it once said "gpt2 and bert families").
     for (const HfFamily& f : hf_families())
