@@ -57,14 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)inspect_model_folder(folder);  // never throws
     if (folder == gpt2) {
-      // Every family of the registry reads the same config.json into its DecoderSpec or
-      // EncoderSpec (once per input).
+      // Every family of the registry reads the same config.json into its DecoderSpec,
+      // EncoderSpec or Seq2SeqSpec (once per input).
       try {
         const nlohmann::json config = nlohmann::json::parse(text);
         for (const HfFamily& family : hf_families()) {
           try {
             if (family.decoder_spec) (void)family.decoder_spec(config, folder / "config.json");
             if (family.encoder_spec) (void)family.encoder_spec(config, folder / "config.json");
+            if (family.seq2seq_spec) (void)family.seq2seq_spec(config, folder / "config.json");
           } catch (const ModelError&) {
           }
         }
