@@ -16,7 +16,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from hf_reference import read_safetensors
+from safetensors_np import read_safetensors
 
 
 # ---- weights ------------------------------------------------------------------------------------

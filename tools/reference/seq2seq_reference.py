@@ -5,7 +5,7 @@ Written after Hugging Face transformers' modeling_bart.py, modeling_marian.py, m
 configuration_bart.py, configuration_marian.py and configuration_t5.py (eager attention, the path
 that returns attention weights), and generation/logits_process.py for the one generation rule
 used (NoBadWordsLogitsProcessor). Plain numpy in float64, without any attnscope code; the weights
-are read from model.safetensors by hf_reference.read_safetensors (JSON header + numpy.frombuffer).
+are read from model.safetensors by safetensors_np.read_safetensors (JSON header + numpy.frombuffer).
 Each function names the HF class or function it follows.
 
     from seq2seq_reference import Seq2SeqReference
@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import read_safetensors  # noqa: E402
+from safetensors_np import read_safetensors  # noqa: E402
 
 
 # ---- small functions ------------------------------------------------------------------------------
