@@ -221,19 +221,21 @@ void read_t5_named(const Reader& r, const Seq2SeqSpec& s, Seq2SeqFileWeights& w)
 
 // MarianSinusoidalPositionalEmbedding._init_weight: row p, column j < d/2 (d even; ⌈d/2⌉ for odd d)
 // is sin(p / 10000^(2⌊j'/2⌋/d)) of the even columns j' = 2j, the rest cos of the odd ones j' = 2j +
-// 1, computed in float64 and stored as float.
-Matrix sinusoids(int rows, int d) {
+// 1, computed in float64 and stored as float. Rows first … first + rows - 1 only, made when a pass
+// needs them (a table of max_position_embeddings rows is never built).
+Matrix sinusoids(int first, int rows, int d) {
   Matrix m(rows, d);
   const int sentinel = d % 2 == 0 ? d / 2 : d / 2 + 1;
-  for (int p = 0; p < rows; ++p) {
+  for (int r = 0; r < rows; ++r) {
+    const double p = first + r;
     for (int j = 0; j < d; ++j) {
       const double angle =
           p / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(d));
       // Even columns j feed the sin half at j / 2, odd ones the cos half at sentinel + j / 2.
       if (j % 2 == 0)
-        m(p, j / 2) = static_cast<float>(std::sin(angle));
+        m(r, j / 2) = static_cast<float>(std::sin(angle));
       else
-        m(p, sentinel + j / 2) = static_cast<float>(std::cos(angle));
+        m(r, sentinel + j / 2) = static_cast<float>(std::cos(angle));
     }
   }
   return m;
@@ -317,10 +319,7 @@ Seq2SeqNetwork::Seq2SeqNetwork(std::shared_ptr<const Seq2SeqSpec> spec,
                                std::shared_ptr<const Seq2SeqFileWeights> file)
     : spec_(std::move(spec)),
       file_(std::move(file)),
-      device_(std::make_shared<PerBackendWeights<Seq2SeqDeviceWeights>>()) {
-  if (spec_->positions == Seq2SeqPositions::kSinusoidal)
-    sinusoids_ = sinusoids(spec_->position_rows, spec_->d_model);
-}
+      device_(std::make_shared<PerBackendWeights<Seq2SeqDeviceWeights>>()) {}
 
 std::shared_ptr<const Seq2SeqDeviceWeights> Seq2SeqNetwork::weights_for(Backend& backend) const {
   return device_->get(backend, [&](Backend& b) {
@@ -485,9 +484,9 @@ struct Pass {
 
   // Embeddings of `ids` at positions pos0 … into x [n x d]: scaled token rows, plus the learned or
   // sinusoidal positions, then the embedding LayerNorm (BART).
-  void embed(const WeightView& table, const WeightView& positions, const Matrix& sinusoids,
-             const std::vector<int>& ids, int pos0, const Tensor& norm_weight,
-             const Tensor& norm_bias, Tensor& x, Tensor& scratch) const {
+  void embed(const WeightView& table, const WeightView& positions, const std::vector<int>& ids,
+             int pos0, const Tensor& norm_weight, const Tensor& norm_bias, Tensor& x,
+             Tensor& scratch) const {
     const int n = static_cast<int>(ids.size());
     b.embedding(table, ids, x);
     if (s.embedding_scale != 1.0f) b.scale(x, s.embedding_scale);
@@ -497,7 +496,7 @@ struct Pass {
       b.embedding(positions, rows, scratch);
       b.add(x, scratch);
     } else if (s.positions == Seq2SeqPositions::kSinusoidal) {
-      Tensor pos = b.upload(sinusoids.middleRows(pos0, n));
+      Tensor pos = b.upload(sinusoids(pos0, n, s.d_model));
       b.add(x, pos);
     }
     if (s.embedding_norm) {
@@ -548,8 +547,8 @@ Seq2SeqEncoderOutputs Seq2SeqNetwork::encode(const std::vector<int>& ids, Seq2Se
   if (keep_attention) out.attention.assign(s.encoder.layers, {});
 
   Tensor x = backend.alloc(n, d), normed = backend.alloc(n, d), projected = backend.alloc(n, d);
-  pass.embed(file_->encoder_embed, file_->encoder_positions, sinusoids_, ids, 0,
-             w->encoder_embed_norm, w->encoder_embed_norm_bias, x, normed);
+  pass.embed(file_->encoder_embed, file_->encoder_positions, ids, 0, w->encoder_embed_norm,
+             w->encoder_embed_norm_bias, x, normed);
   std::vector<Tensor> bias;
   if (s.positions == Seq2SeqPositions::kRelative)
     bias = pass.relative_bias(file_->encoder_relative_bias, s.encoder.heads, 0, n, n, true);
@@ -639,8 +638,8 @@ Seq2SeqDecoderOutputs Seq2SeqNetwork::decode(const std::vector<int>& ids, Seq2Se
   }
 
   Tensor x = backend.alloc(n, d), normed = backend.alloc(n, d), projected = backend.alloc(n, d);
-  pass.embed(file_->decoder_embed, file_->decoder_positions, sinusoids_, ids, past,
-             w->decoder_embed_norm, w->decoder_embed_norm_bias, x, normed);
+  pass.embed(file_->decoder_embed, file_->decoder_positions, ids, past, w->decoder_embed_norm,
+             w->decoder_embed_norm_bias, x, normed);
   std::vector<Tensor> bias;
   if (s.positions == Seq2SeqPositions::kRelative)
     bias = pass.relative_bias(file_->decoder_relative_bias, s.decoder.heads, past, n, m, false);

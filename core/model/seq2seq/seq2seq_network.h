@@ -119,7 +119,6 @@ class Seq2SeqNetwork {
 
   std::shared_ptr<const Seq2SeqSpec> spec_;
   std::shared_ptr<const Seq2SeqFileWeights> file_;
-  Matrix sinusoids_;  // Marian: [position_rows x d]
   std::shared_ptr<PerBackendWeights<Seq2SeqDeviceWeights>> device_;
 };
 

@@ -108,6 +108,11 @@ void check_seq2seq_spec(const Seq2SeqSpec& s, const fs::path& where) {
       s.decoder.ff <= 0)
     fail("the model's sizes must be positive");
   if (s.vocab <= 0 || s.decoder_vocab <= 0) fail("the vocabulary is empty");
+  // Every width the network multiplies (heads · head size) within what a tensor can hold.
+  for (const long long width : {static_cast<long long>(s.encoder.heads) * s.head_dim,
+                                static_cast<long long>(s.decoder.heads) * s.decoder_head_dim})
+    if (width > (1 << 24))
+      fail("heads x head size (" + std::to_string(width) + ") is larger than any checkpoint's");
   if (s.max_source_tokens < 1 || s.max_target_tokens < 2)
     fail("the position limits leave no room for a token");
   auto id_in = [&](int id, const char* key) {
