@@ -52,19 +52,34 @@ std::string target_text(const ViewContext& ctx) {
   return first == std::string::npos ? std::string() : out.substr(first);
 }
 
-// The top predictions a decoder token was chosen from (predictions[i - 1]), as tooltip lines.
-void predictions_tooltip(const ViewContext& ctx, int i) {
+// The top predictions a decoder token was chosen from (predictions[i - 1]), as tooltip lines;
+// returns what it showed (for the layout file).
+nlohmann::json predictions_tooltip(const ViewContext& ctx, int i) {
   const DecoderTrace& d = *ctx.trace->decoder;
+  nlohmann::json shown = {{"token", i}, {"predictions", nlohmann::json::array()}};
   ImGui::BeginTooltip();
   ImGui::Text("decoder token %d: %s", i, label(ctx, d.tokens, i).c_str());
   if (i >= 1 && static_cast<size_t>(i - 1) < d.predictions.size()) {
     text_dim("chosen from (top predictions after token %d):", i - 1);
-    for (const Prediction& p : d.predictions[static_cast<size_t>(i - 1)])
+    for (const Prediction& p : d.predictions[static_cast<size_t>(i - 1)]) {
       ImGui::Text("  %5.1f%%  %s", 100.0 * p.probability, bytes_label(p.text, 20).c_str());
+      shown["predictions"].push_back({{"text", p.text}, {"probability", p.probability}});
+    }
   } else {
     text_dim(i == 0 ? "the decoder start token" : "no predictions in this trace");
   }
   ImGui::EndTooltip();
+  return shown;
+}
+
+// The last item's rectangle in screenshot pixels, with its text.
+nlohmann::json item_json(const std::string& text, float k) {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  return {{"text", text},
+          {"x", a.x * k},
+          {"y", a.y * k},
+          {"w", (b.x - a.x) * k},
+          {"h", (b.y - a.y) * k}};
 }
 
 // Where the grid of the heatmap goes inside `origin`..`origin + size`.
@@ -270,6 +285,7 @@ void Seq2SeqView::DrawSentences(ViewContext& ctx, float width) {
                           "focus it):"
                         : "Decoder tokens (click: focus one):");
   ImGui::PushID("seq2seq_timeline");
+  nlohmann::json chips = nlohmann::json::array(), tooltip;
   for (int i = 0; i < d.targets(); ++i) {
     if (i > 0) ImGui::SameLine();
     if (ImGui::GetCursorPosX() > width - ImGui::GetFontSize() * 4) ImGui::NewLine();
@@ -278,10 +294,18 @@ void Seq2SeqView::DrawSentences(ViewContext& ctx, float width) {
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, theme_colors().accent);
     if (ImGui::SmallButton(label(ctx, d.tokens, i).c_str())) target = on ? -1 : i;
     if (on) ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered()) predictions_tooltip(ctx, i);
+    if (ImGui::IsItemHovered()) tooltip = predictions_tooltip(ctx, i);
+    if (ctx.layout) chips.push_back(item_json(label(ctx, d.tokens, i), ctx.pixel_scale));
     ImGui::PopID();
   }
   ImGui::PopID();
+  if (ctx.layout)
+    ctx.layout->push_back({{"view", "seq2seq_timeline"},
+                           {"slot", ctx.slot},
+                           {"greedy", greedy},
+                           {"target_text", target_text(ctx)},
+                           {"chips", std::move(chips)},
+                           {"tooltip", std::move(tooltip)}});
 }
 
 void Seq2SeqView::DrawHeatmap(ViewContext& ctx, ImVec2 size) {

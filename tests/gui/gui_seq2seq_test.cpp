@@ -37,7 +37,10 @@ struct Shot {
   test::Image image;
 };
 
-Shot view_trace(const AttentionTrace& trace, const std::string& extra, const std::string& name) {
+// `view FILE`, or with `drop` the top-level `--drop FILE` (which takes the testing options such as
+// --hover that the view subcommand does not).
+Shot view_trace(const AttentionTrace& trace, const std::string& extra, const std::string& name,
+                bool drop = false) {
   const std::string dir = test::temp_dir();
   const std::string file = dir + "/t.json", png = dir + "/shot.png",
                     layout_path = dir + "/layout.json";
@@ -46,8 +49,9 @@ Shot view_trace(const AttentionTrace& trace, const std::string& extra, const std
     ExportTarget target{out, nullptr};
     trace_writer("json").write(whole_trace(trace), target);
   }
-  EXPECT_EQ(run_app("view " + shell_quote(file) + " --window 1600x1000 --screenshot " +
-                    shell_quote(png) + " --layout " + shell_quote(layout_path) + " " + extra),
+  EXPECT_EQ(run_app((drop ? "--drop " : "view ") + shell_quote(file) +
+                    " --window 1600x1000 --screenshot " + shell_quote(png) + " --layout " +
+                    shell_quote(layout_path) + " " + extra),
             0);
   fs::copy_file(png, fs::temp_directory_path() / ("attnscope_gui_seq2seq_" + name + ".png"),
                 fs::copy_options::overwrite_existing);
@@ -139,6 +143,37 @@ TEST(Seq2SeqWindow, ArcsJoinTheSourceRowAndTheTargetRow) {
                  30;
     }
   EXPECT_GT(differs, 0) << "no arc drawn at (" << mx << ", " << my << ")";
+}
+
+// Both sentences are shown, and hovering a token of the translation's timeline shows the top
+// predictions it was chosen from: token i's are the trace's predictions[i - 1].
+TEST(Seq2SeqWindow, TheTimelineShowsWhatEachTokenWasChosenFrom) {
+  const AttentionTrace t = translation();
+  const DecoderTrace& d = *t.decoder;
+  const Shot first = view_trace(t, "", "timeline", true);
+  const nlohmann::json* timeline = find_view(first.layout, "seq2seq_timeline", 0);
+  ASSERT_NE(timeline, nullptr);
+  EXPECT_TRUE((*timeline)["greedy"].get<bool>());
+  EXPECT_EQ((*timeline)["target_text"], "le chat assis sur le tapis");
+  ASSERT_EQ((*timeline)["chips"].size(), d.tokens.size());
+  const nlohmann::json& chip = (*timeline)["chips"][2];
+  EXPECT_EQ(chip["text"], token_label(d.tokens, 2, t.model.pieces));
+  const int x = static_cast<int>(chip["x"].get<double>() + chip["w"].get<double>() / 2);
+  const int y = static_cast<int>(chip["y"].get<double>() + chip["h"].get<double>() / 2);
+  const Shot hovered = view_trace(t, "--hover " + std::to_string(x) + "," + std::to_string(y),
+                                  "timeline_hover", true);
+  const nlohmann::json* after = find_view(hovered.layout, "seq2seq_timeline", 0);
+  ASSERT_NE(after, nullptr);
+  const nlohmann::json& tip = (*after)["tooltip"];
+  ASSERT_TRUE(tip.is_object()) << "no tooltip at (" << x << ", " << y << ")";
+  EXPECT_EQ(tip["token"], 2);
+  const std::vector<Prediction>& want = d.predictions[1];
+  ASSERT_EQ(tip["predictions"].size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(tip["predictions"][k]["text"], want[k].text);
+    EXPECT_EQ(tip["predictions"][k]["probability"].get<float>(), want[k].probability);
+  }
+  EXPECT_EQ(want[0].text, d.tokens[2].text) << "the greedy choice is the top prediction";
 }
 
 // A click on "Decoder self-attention" (real X events through xdotool; the trace opened as a
