@@ -107,7 +107,8 @@ Grid grid_for(const ViewContext& ctx, const Shown& s, ImVec2 origin, ImVec2 size
   const float line = ImGui::GetTextLineHeightWithSpacing();
   g.left = row_w + line * 1.6f;  // the labels and the vertical axis caption
   g.top = col_w + line * 1.6f;
-  const float room_w = (size.x - g.left - line) / static_cast<float>(std::max(g.cols, 1));
+  const float bar = ImGui::CalcTextSize("0.00").x + line * 2.5f;  // the colorbar and its ticks
+  const float room_w = (size.x - g.left - line - bar) / static_cast<float>(std::max(g.cols, 1));
   const float room_h = (size.y - g.top - line) / static_cast<float>(std::max(g.rows, 1));
   // Square cells while both sides fit; a long translation (64 tokens against a short source)
   // keeps its columns wide and its rows as tall as the pane allows.
@@ -164,6 +165,29 @@ void draw_labels(const ViewContext& ctx, const Shown& s, const Grid& g, int chos
   dl->AddText(ImVec2(g.origin.x + g.left, g.origin.y), colors.text_dim, cols_caption.c_str());
   add_text_vertical(dl, ImVec2(g.origin.x, g.origin.y + g.top + g.cell_h * g.rows), colors.text_dim,
                     rows_caption.c_str());
+}
+
+// A vertical colorbar right of the grid: vmax at the top, vmin at the bottom, ticks at both ends
+// and the middle.
+void draw_colorbar(const ViewContext& ctx, const Grid& g, WeightRange range) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 top_left = g.cell_min(0, g.cols);
+  const float x = top_left.x + line, y = top_left.y, h = g.cell_h * static_cast<float>(g.rows);
+  const float w = line * 0.8f;
+  constexpr int kSteps = 32;
+  for (int k = 0; k < kSteps; ++k) {
+    const float t0 = static_cast<float>(k) / kSteps, t1 = static_cast<float>(k + 1) / kSteps;
+    const float v = range.vmax - (range.vmax - range.vmin) * (t0 + t1) / 2;
+    dl->AddRectFilled(ImVec2(x, y + h * t0), ImVec2(x + w, y + h * t1 + 0.5f),
+                      colormap_color(ctx.app.colormap, v, range.vmin, range.vmax));
+  }
+  char buf[16];
+  for (const float t : {0.0f, 0.5f, 1.0f}) {
+    const float v = range.vmax - (range.vmax - range.vmin) * t;
+    format_weight(buf, sizeof buf, v, 2);
+    dl->AddText(ImVec2(x + w + 4, y + h * t - line / 2), theme_colors().text_dim, buf);
+  }
 }
 
 void hover_cell(const ViewContext& ctx, const Shown& s, const Grid& g) {
@@ -317,6 +341,7 @@ void Seq2SeqView::DrawHeatmap(ViewContext& ctx, ImVec2 size) {
   const WeightRange range = weight_range(*s.weights, ctx.app.fixed_range);
   draw_cells(ctx, s, g, range);
   draw_labels(ctx, s, g, target);
+  draw_colorbar(ctx, g, range);
   ImGui::Dummy(size);
   hover_cell(ctx, s, g);
   if (!ctx.layout) return;
