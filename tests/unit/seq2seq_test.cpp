@@ -585,6 +585,32 @@ TEST(Seq2SeqCli, ExportWritesTheEncodersTraceOfTheSource) {
   }
 }
 
+// `tokenize --target` gives the decoder's tokens of a target (decoder_start_token_id and the target
+// side's ids with </s>) without loading the weights; on a decoder it is a usage error.
+TEST(Seq2SeqCli, TokenizeTargetGivesTheDecodersTokens) {
+  if (!fs::exists(test::app_exe())) GTEST_SKIP() << "the app was not built";
+  for (const std::string& name : fixture_names()) {
+    if (!have_fixture(name)) continue;
+    SCOPED_TRACE(name);
+    for (const nlohmann::json& c : test::golden(name).at("cases")) {
+      if (c.at("target").is_null()) continue;
+      const test::ShellRun r = test::run_app("tokenize --model '" + fixture_folder(name).string() +
+                                             "' --text x --target '" +
+                                             c.at("target").get<std::string>() + "' --special");
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      std::vector<int> ids;
+      for (const nlohmann::json& t : nlohmann::json::parse(r.output).at("tokens"))
+        ids.push_back(t.at("id"));
+      EXPECT_EQ(ids, c.at("decoder_ids").get<std::vector<int>>());
+    }
+  }
+  const test::ShellRun r = test::run_app(
+      "tokenize --model '" + fixture_folder("gpt2-tiny-f32").string() + "' --text x --target y",
+      true);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(test::one_line_containing(r.output, "--target needs an encoder–decoder")) << r.output;
+}
+
 // `attnscope models` lists a folder of each encoder–decoder family under ./models with its
 // model_type (the family registry decides what opens).
 TEST(Seq2SeqCli, ModelsListsTheFamilies) {
