@@ -213,6 +213,7 @@ int apply_start_options(const GuiOptions& options, const Settings& settings,
   app.state.fixed_range = settings.fixed_range;
   if (options.text) app.state.slots[0].text = *options.text, app.state.slots[0].label.clear();
   if (options.text2) app.state.slots[1].text = *options.text2, app.state.slots[1].label.clear();
+  if (options.target) app.state.slots[0].target = *options.target;
   if (options.text || options.text2)
     for (SlotState& s : app.state.slots) s.preferred_word.clear();
   // One text asked for shows one sentence (its heatmap takes the whole window); an empty --text2

@@ -17,6 +17,8 @@ struct GuiOptions {
   std::shared_ptr<const Model> model_instance;
   std::optional<std::string> text;   // first sentence; default: the "bank" example
   std::optional<std::string> text2;  // second sentence (shown side by side)
+  // Encoder–decoders: the first sentence's target (empty or absent: the model's own translation).
+  std::optional<std::string> target;
   std::string backend = "auto";
   std::string screenshot;   // non-empty: render, write this PNG, exit
   int scale = 1;            // screenshot scale: 1, 2 or 4

@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   add_model_option(&app, gui.model);
   app.add_option("--text,-t", gui.text, "first sentence (default: the \"bank\" example)");
   app.add_option("--text2", gui.text2, "second sentence, shown side by side");
+  app.add_option("--target", gui.target,
+                 "encoder-decoders (bart, marian, t5): the first sentence's translation to show "
+                 "(default: the model's own)");
   add_backend_option(&app, gui.backend);
   add_gui_display_options(&app, gui);
   app.add_option("--session", gui.session, "open this session file (.attnscope)");

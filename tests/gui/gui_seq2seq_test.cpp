@@ -176,6 +176,37 @@ TEST(Seq2SeqWindow, TheTimelineShowsWhatEachTokenWasChosenFrom) {
   EXPECT_EQ(want[0].text, d.tokens[2].text) << "the greedy choice is the top prediction";
 }
 
+// A real encoder–decoder (the bart-tiny fixture) through the worker: with --target the decoder
+// reads that sentence (decoder start token, its tokens, </s>), without it the model's own greedy
+// translation; both sentences are shown.
+TEST(Seq2SeqWindow, ARealModelTranslatesOrReadsTheGivenTarget) {
+  const fs::path folder = fs::path(ATTNSCOPE_FIXTURES) / "bart-tiny";
+  if (!fs::exists(folder / "config.json")) GTEST_SKIP() << "no bart-tiny fixture";
+  for (const bool given : {true, false}) {
+    const std::string dir = test::temp_dir(), layout_path = dir + "/layout.json";
+    ASSERT_EQ(run_app("--model " + shell_quote(folder.string()) + " --text 'the cat sat' " +
+                      (given ? "--target 'le chat' " : "") + "--window 1600x1000 --screenshot " +
+                      shell_quote(dir + "/s.png") + " --layout " + shell_quote(layout_path)),
+              0);
+    fs::copy_file(dir + "/s.png",
+                  fs::temp_directory_path() / (std::string("attnscope_gui_seq2seq_bart_") +
+                                               (given ? "target" : "greedy") + ".png"),
+                  fs::copy_options::overwrite_existing);
+    const nlohmann::json layout = read_json(layout_path);
+    const nlohmann::json* timeline = find_view(layout, "seq2seq_timeline", 0);
+    ASSERT_NE(timeline, nullptr) << (given ? "target" : "greedy");
+    EXPECT_EQ((*timeline)["greedy"].get<bool>(), !given);
+    if (given) {
+      EXPECT_EQ((*timeline)["target_text"], "le chat");
+    } else {
+      EXPECT_GT((*timeline)["chips"].size(), 1u);
+    }
+    const nlohmann::json* heatmap = find_view(layout, "seq2seq_heatmap", 0);
+    ASSERT_NE(heatmap, nullptr);
+    EXPECT_EQ((*heatmap)["rows"], (*timeline)["chips"].size());
+  }
+}
+
 // A click on "Decoder self-attention" (real X events through xdotool; the trace opened as a
 // dropped file, as `view` opens it) turns the heatmap into the decoder's own [target x target]
 // matrix: nothing above the diagonal, the decoder's tokens on both sides.
