@@ -271,16 +271,25 @@ TEST(Seq2SeqLimits, LongSourcesLongTargetsAndTheNewTokenLimit) {
   EXPECT_EQ(text[static_cast<std::size_t>(trace.truncated_at_byte) - 1], ' ');
   EXPECT_EQ(trace.attention[0][0].rows(), limit);
   EXPECT_THROW(model->run_translation("the cat", text, *cpu), UsageError);
-  for (int n : {0, 3}) {
+  // bart-tiny's generation settings are bart-base's: forced_bos_token_id 0 makes <s> the first
+  // generated token, forced_eos_token_id 2 makes </s> the last one the limit allows, whatever
+  // the model predicts there.
+  const Seq2SeqSpec spec = spec_of(folder);
+  ASSERT_EQ(spec.forced_bos_id, 0);
+  ASSERT_EQ(spec.forced_eos_id, 2);
+  for (int n : {0, 1, 2, 3}) {
     const AttentionTrace t = model->run_translation("the cat", std::nullopt, *cpu, n);
     ASSERT_TRUE(t.decoder);
     EXPECT_LE(t.decoder->targets(), n + 1);
-    EXPECT_EQ(t.decoder->tokens.front().id, spec_of(folder).decoder_start_id);
+    EXPECT_EQ(t.decoder->tokens.front().id, spec.decoder_start_id);
     EXPECT_EQ(static_cast<int>(t.decoder->predictions.size()), t.decoder->targets());
-    for (std::size_t i = 1; i < t.decoder->tokens.size(); ++i) {
+    for (std::size_t i = 1; i < t.decoder->tokens.size(); ++i)
       EXPECT_TRUE(t.decoder->tokens[i].generated);
-      // Greedy: each token is the top prediction of the position before it (no banned ids here).
-      EXPECT_EQ(t.decoder->tokens[i].id, t.decoder->predictions[i - 1].front().id);
+    if (n >= 1) {
+      EXPECT_EQ(t.decoder->tokens[1].id, n == 1 ? spec.forced_eos_id : spec.forced_bos_id);
+    }
+    if (n >= 2) {
+      EXPECT_EQ(t.decoder->tokens.back().id, spec.eos_id);
     }
   }
   EXPECT_THROW(model->run_translation("the cat", std::nullopt, *cpu, -1), UsageError);
@@ -391,7 +400,39 @@ TEST(Seq2SeqSpec, BartBaseAsReleased) {
   EXPECT_EQ(s.decoder_start_id, 2);
   EXPECT_EQ(s.forced_bos_id, 0);
   EXPECT_EQ(s.forced_eos_id, 2);
+  EXPECT_EQ(s.no_repeat_ngram_size, 3);
+  EXPECT_EQ(s.min_length, 0);
   EXPECT_FLOAT_EQ(s.attention_scale, 0.125f);
+}
+
+// A generation_config.json replaces config.json's generation settings as from_pretrained does
+// (keys it lacks are GenerationConfig's defaults), and a count that is not one is named.
+TEST(Seq2SeqGenerationSettings, GenerationConfigReplacesTheModelConfigs) {
+  Seq2SeqSpec s;
+  s.decoder_vocab = 100;
+  read_seq2seq_generation_settings(
+      s, nlohmann::json::parse(R"({"forced_bos_token_id": 0, "no_repeat_ngram_size": 3,
+                                   "bad_words_ids": [[7]], "min_length": 5})"),
+      "config.json");
+  EXPECT_EQ(s.forced_bos_id, 0);
+  EXPECT_EQ(s.no_repeat_ngram_size, 3);
+  EXPECT_EQ(s.min_length, 5);
+  read_seq2seq_generation_settings(s, nlohmann::json::parse(R"({"forced_eos_token_id": [2, 3]})"),
+                                   "generation_config.json");
+  EXPECT_EQ(s.forced_bos_id, -1);
+  EXPECT_EQ(s.forced_eos_id, 2);
+  EXPECT_EQ(s.no_repeat_ngram_size, 0);
+  EXPECT_EQ(s.min_length, 0);
+  EXPECT_TRUE(s.bad_words.empty());
+  try {
+    read_seq2seq_generation_settings(s, nlohmann::json::parse(R"({"no_repeat_ngram_size": -1})"),
+                                     "generation_config.json");
+    ADD_FAILURE() << "accepted a negative n-gram size";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("generation_config.json: 'no_repeat_ngram_size'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // T5's buckets as _relative_position_bucket gives them (values worked out from its formula):

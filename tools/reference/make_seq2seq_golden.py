@@ -5,7 +5,7 @@ t5-tiny, flan-t5-tiny) with the independent float64 reference (seq2seq_reference
 
 Format "attnscope-seq2seq-golden/1" (tests/unit/seq2seq_test.cpp reads it): {format, fixture,
 kind, reference, generation: {decoder_start_token_id, eos_token_id, max_new_tokens, banned_ids,
-rule}, cases: [{source, target (null: greedy), encoder_ids, encoder_tokens, decoder_ids,
+bad_words_ids, no_repeat_ngram_size, min_length, forced_bos_token_id, forced_eos_token_id, rule}, cases: [{source, target (null: greedy), encoder_ids, encoder_tokens, decoder_ids,
 encoder_attention [layer][head][s][s], decoder_attention [layer][head][t][t], cross_attention
 [layer][head][t][s], top10: [{ids, probs}] for every decoder position (softmax of the model's
 logits, nothing banned), logits_sample: [[position, id, raw logit]], min_greedy_margin (greedy
@@ -111,15 +111,22 @@ def tokenize(folder, kind, texts, side):
 
 def greedy_margin(ref, logits, decoder_ids):
     """The smallest gap, over the greedy steps, between the probabilities of the best and second
-    best allowed tokens (softmax of the model's logits; banned ids are not candidates)."""
+    best allowed tokens (softmax of the model's logits; the tokens the logits processors rule out
+    are not candidates; a step that a processor forces has no runner-up and is skipped)."""
     smallest = 1.0
     for t in range(len(decoder_ids) - 1):
         row = logits[t]
+        scores = ref.next_token_scores(row, decoder_ids[: t + 1], MAX_NEW_TOKENS + 1)
+        assert int(np.argmax(scores)) == decoder_ids[t + 1]
+        allowed = np.isfinite(scores)
+        if allowed.sum() < 2 or np.count_nonzero(scores[allowed] > -np.inf) < 2:
+            continue
+        if scores[decoder_ids[t + 1]] == 0 and np.count_nonzero(allowed) == 1:
+            continue
         p = np.exp(row - row.max())
         p /= p.sum()
-        p[ref.banned] = -1.0
+        p[~allowed] = -1.0
         top2 = np.sort(p)[-2:]
-        assert int(np.argmax(p)) == decoder_ids[t + 1]
         smallest = min(smallest, float(top2[1] - top2[0]))
     return smallest
 
@@ -134,7 +141,12 @@ def golden(folder, name):
            "reference": "tools/reference/seq2seq_reference.py (float64)",
            "generation": {"decoder_start_token_id": ref.decoder_start, "eos_token_id": ref.eos,
                           "max_new_tokens": MAX_NEW_TOKENS, "banned_ids": ref.banned,
-                          "rule": "argmax of the logits with banned_ids at -inf; stop after eos"},
+                          "bad_words_ids": ref.bad_words,
+                          "no_repeat_ngram_size": ref.no_repeat_ngram_size, "min_length": ref.min_length,
+                          "forced_bos_token_id": ref.forced_bos, "forced_eos_token_id": ref.forced_eos,
+                          "rule": "argmax of the logits after generate's processors (no-repeat n-grams, "
+                                  "bad words, min length, forced BOS at the first step, forced EOS at "
+                                  "the last); stop after eos"},
            "cases": []}
     next_target = iter(targets)
     for (source, target), (encoder_ids, encoder_tokens) in zip(cases, sources):

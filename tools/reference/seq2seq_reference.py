@@ -215,15 +215,25 @@ class Seq2SeqReference:
             self.pad = c.get("pad_token_id", 0)
         else:
             raise ValueError(f"model_type {self.kind} is not an encoder-decoder of this reference")
-        # NoBadWordsLogitsProcessor: single-token bad_words_ids are banned at every step
-        # (Marian's [[pad_token_id]]).
+        # The generation settings greedy decoding applies (GenerationMixin._get_logits_processor):
+        # from generation_config.json when the folder has one (GenerationConfig.from_pretrained:
+        # keys it lacks take GenerationConfig's defaults), else from config.json
+        # (GenerationConfig.from_model_config).
         gen_path = os.path.join(folder, "generation_config.json")
-        gen = {}
+        gen = c
         if os.path.exists(gen_path):
             with open(gen_path) as f:
                 gen = json.load(f)
-        bad = gen.get("bad_words_ids", c.get("bad_words_ids")) or []
-        self.banned = sorted({b[0] for b in bad if len(b) == 1})
+            self.decoder_start = gen.get("decoder_start_token_id", self.decoder_start)
+            eos = gen.get("eos_token_id", self.eos)
+            self.eos = eos[0] if isinstance(eos, list) else eos
+        self.bad_words = [list(b) for b in (gen.get("bad_words_ids") or [])]
+        self.banned = sorted({b[0] for b in self.bad_words if len(b) == 1})
+        self.no_repeat_ngram_size = gen.get("no_repeat_ngram_size") or 0
+        self.min_length = gen.get("min_length") or 0
+        self.forced_bos = gen.get("forced_bos_token_id")
+        forced_eos = gen.get("forced_eos_token_id")
+        self.forced_eos = forced_eos[0] if isinstance(forced_eos, list) else forced_eos
 
     # ---- BART / Marian (modeling_bart.py, modeling_marian.py) ------------------------------------
 
@@ -379,17 +389,40 @@ class Seq2SeqReference:
         return {"encoder_attention": enc_attn, "decoder_attention": dec_attn,
                 "cross_attention": cross, "logits": logits}
 
-    def next_token_scores(self, logits_row):
-        """The logits greedy decoding takes the argmax of: the model's, with the banned ids
-        (NoBadWordsLogitsProcessor) at -inf."""
+    def next_token_scores(self, logits_row, ids, max_length):
+        """The scores greedy decoding takes the argmax of after `ids` (the decoder's ids so far,
+        decoder_start_token_id first): the model's logits through the processors generate builds
+        from the generation settings, in _get_logits_processor's order. max_length = 1 +
+        max_new_tokens, as generate sets it for an encoder-decoder's one start token."""
         scores = logits_row.copy()
-        scores[self.banned] = -np.inf
+        cur_len = len(ids)
+        n = self.no_repeat_ngram_size
+        if n > 0 and cur_len + 1 >= n:
+            # NoRepeatNGramLogitsProcessor (_get_ngrams, _get_generated_ngrams): a token that would
+            # repeat an n-gram the ids already hold.
+            prefix = tuple(ids[cur_len - n + 1:]) if n > 1 else ()
+            for i in range(cur_len - n + 1):
+                if tuple(ids[i:i + n - 1]) == prefix:
+                    scores[ids[i + n - 1]] = -np.inf
+        for bad in self.bad_words:
+            # NoBadWordsLogitsProcessor: the last token of a sequence whose other tokens end ids.
+            if len(bad) == 1 or (len(bad) - 1 <= cur_len and ids[cur_len - len(bad) + 1:] == bad[:-1]):
+                scores[bad[-1]] = -np.inf
+        if self.min_length > 0 and cur_len < self.min_length:
+            scores[self.eos] = -np.inf  # MinLengthLogitsProcessor
+        if self.forced_bos is not None and cur_len == 1:
+            scores[:] = -np.inf  # ForcedBOSTokenLogitsProcessor
+            scores[self.forced_bos] = 0
+        if self.forced_eos is not None and cur_len == max_length - 1:
+            scores[:] = -np.inf  # ForcedEOSTokenLogitsProcessor
+            scores[self.forced_eos] = 0
         return scores
 
     def greedy(self, encoder_ids, max_new_tokens=64):
-        """Greedy search (GenerationMixin._sample without sampling): decoder_start_token_id, then
-        the argmax of each step's scores until eos_token_id (kept) or max_new_tokens new tokens.
-        Recomputes the whole decoder each step (no cache): the same numbers, simpler."""
+        """Greedy search (generate with num_beams=1, do_sample=False: GenerationMixin._sample
+        without sampling): decoder_start_token_id, then the argmax of each step's processed scores
+        (next_token_scores) until eos_token_id (kept) or max_new_tokens new tokens. Recomputes the
+        whole decoder each step (no cache): the same numbers, simpler."""
         enc, _ = self.encode(list(encoder_ids))
         ids = [self.decoder_start]
         for _ in range(max_new_tokens):
@@ -397,7 +430,7 @@ class Seq2SeqReference:
                 logits, _, _ = self._t5_decoder(ids, enc)
             else:
                 logits, _, _ = self._bart_decoder(ids, enc)
-            token = int(np.argmax(self.next_token_scores(logits[-1])))
+            token = int(np.argmax(self.next_token_scores(logits[-1], ids, max_new_tokens + 1)))
             ids.append(token)
             if token == self.eos:
                 break

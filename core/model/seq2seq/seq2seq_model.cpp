@@ -136,12 +136,10 @@ class Seq2SeqModel final : public Model {
     return top;
   }
 
-  // Greedy decoding (the contract of issue 24, as tools/reference/seq2seq_reference.py does it):
-  // the arg max of each step's logits with bad_words_ids banned (NoBadWordsLogitsProcessor:
-  // Marian's pad), until eos_token_id (kept) or `max_new_tokens` tokens. Each step runs one token
-  // through the decoder's KV cache. Hugging Face's generate would also apply what a
-  // generation_config asks beyond this (forced_bos_token_id, forced_eos_token_id,
-  // no_repeat_ngram_size, beams): not applied here.
+  // Greedy decoding, as Hugging Face's generate(num_beams=1, do_sample=False) and
+  // tools/reference/seq2seq_reference.py do it: the arg max of each step's logits after the
+  // processors of the generation settings (process_logits), until eos_token_id (kept) or
+  // `max_new_tokens` tokens. Each step runs one token through the decoder's KV cache.
   void greedy(Seq2SeqState& state, Backend& backend, int max_new_tokens, Tokens& tokens) const {
     const Seq2SeqSpec& s = network_.spec();
     const int limit = std::min(max_new_tokens, s.max_target_tokens - 1);
@@ -151,13 +149,7 @@ class Seq2SeqModel final : public Model {
         network_.decode(ids, state, backend, /*keep_attention=*/false, /*all_logits=*/false);
     for (int produced = 0; produced < limit; ++produced) {
       RowVector logits = out.logits.row(0);
-      constexpr float kBanned = -std::numeric_limits<float>::infinity();
-      for (const std::vector<int>& bad : s.bad_words) {
-        const std::size_t prefix = bad.size() - 1;
-        if (prefix <= ids.size() &&
-            std::equal(bad.begin(), bad.end() - 1, ids.end() - static_cast<std::ptrdiff_t>(prefix)))
-          logits[bad.back()] = kBanned;
-      }
+      process_logits(s, ids, limit + 1, logits);
       Eigen::Index best = 0;
       logits.maxCoeff(&best);  // the first of equal maxima: the lowest id
       const int id = static_cast<int>(best);
@@ -173,6 +165,42 @@ class Seq2SeqModel final : public Model {
       if (id == s.eos_id || produced + 1 == limit) break;
       out = network_.decode({id}, state, backend, false, false);
     }
+  }
+
+  // GenerationMixin._get_logits_processor's processors, in its order, on the logits that follow
+  // `ids` (the decoder's ids so far, the start token first). max_length = 1 + the new tokens
+  // allowed, as generate sets it for an encoder-decoder's one start token.
+  static void process_logits(const Seq2SeqSpec& s, const std::vector<int>& ids, int max_length,
+                             RowVector& logits) {
+    constexpr float kBanned = -std::numeric_limits<float>::infinity();
+    const int cur_len = static_cast<int>(ids.size());
+    const int vocab = static_cast<int>(logits.size());
+    auto ban = [&](int id) {
+      if (id >= 0 && id < vocab) logits[id] = kBanned;
+    };
+    // NoRepeatNGramLogitsProcessor: a token that would complete an n-gram the ids already hold.
+    if (const int n = s.no_repeat_ngram_size; n > 0 && cur_len + 1 >= n) {
+      const auto tail = ids.end() - (n - 1);
+      for (int i = 0; i + n <= cur_len; ++i)
+        if (std::equal(tail, ids.end(), ids.begin() + i)) ban(ids[i + n - 1]);
+    }
+    // NoBadWordsLogitsProcessor: the last token of a sequence whose other tokens end the ids.
+    for (const std::vector<int>& bad : s.bad_words) {
+      const std::size_t prefix = bad.size() - 1;
+      if (prefix <= ids.size() &&
+          std::equal(bad.begin(), bad.end() - 1, ids.end() - static_cast<std::ptrdiff_t>(prefix)))
+        ban(bad.back());
+    }
+    // MinLengthLogitsProcessor: no end before min_length ids.
+    if (s.min_length > 0 && cur_len < s.min_length) ban(s.eos_id);
+    // ForcedBOSTokenLogitsProcessor and ForcedEOSTokenLogitsProcessor: one token allowed.
+    auto force = [&](int id) {
+      if (id < 0 || id >= vocab) return;
+      logits.setConstant(kBanned);
+      logits[id] = 0.0f;
+    };
+    if (s.forced_bos_id >= 0 && cur_len == 1) force(s.forced_bos_id);
+    if (s.forced_eos_id >= 0 && cur_len == max_length - 1) force(s.forced_eos_id);
   }
 
   std::string name_;

@@ -62,6 +62,29 @@ std::vector<std::vector<int>> seq2seq_bad_words(const nlohmann::json& config,
   return out;
 }
 
+void read_seq2seq_generation_settings(Seq2SeqSpec& spec, const nlohmann::json& json,
+                                      const fs::path& where) {
+  spec.forced_bos_id = seq2seq_optional_token_id(json, "forced_bos_token_id", where);
+  spec.forced_eos_id = -1;
+  if (const auto it = json.find("forced_eos_token_id"); it != json.end()) {
+    // A list is allowed there (several end tokens); the first is the one forced.
+    const nlohmann::json& e = *it;
+    spec.forced_eos_id = seq2seq_optional_token_id(
+        nlohmann::json{{"forced_eos_token_id", e.is_array() && !e.empty() ? e[0] : e}},
+        "forced_eos_token_id", where);
+  }
+  spec.bad_words = seq2seq_bad_words(json, where);
+  auto count = [&](const char* key) {
+    const auto it = json.find(key);
+    if (it == json.end() || it->is_null()) return 0;
+    if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > (1 << 20))
+      throw ModelError(where.string() + ": '" + key + "' must be a count (a whole number >= 0)");
+    return static_cast<int>(it->get<long long>());
+  };
+  spec.no_repeat_ngram_size = count("no_repeat_ngram_size");
+  spec.min_length = count("min_length");
+}
+
 void apply_generation_config(Seq2SeqSpec& spec, const fs::path& folder) {
   const fs::path path = folder / "generation_config.json";
   std::error_code ec;
@@ -77,15 +100,7 @@ void apply_generation_config(Seq2SeqSpec& spec, const fs::path& folder) {
         seq2seq_token_id(nlohmann::json{{"eos_token_id", e.is_array() && !e.empty() ? e[0] : e}},
                          "eos_token_id", -1, path);
   }
-  if (g.contains("forced_bos_token_id"))
-    spec.forced_bos_id = seq2seq_optional_token_id(g, "forced_bos_token_id", path);
-  if (g.contains("forced_eos_token_id")) {
-    const nlohmann::json& e = g["forced_eos_token_id"];
-    spec.forced_eos_id = seq2seq_optional_token_id(
-        nlohmann::json{{"forced_eos_token_id", e.is_array() && !e.empty() ? e[0] : e}},
-        "forced_eos_token_id", path);
-  }
-  if (g.contains("bad_words_ids")) spec.bad_words = seq2seq_bad_words(g, path);
+  read_seq2seq_generation_settings(spec, g, path);
   // The ids read here are checked here, so a message names the file they came from.
   auto id_in = [&](int id, const char* key) {
     if (g.contains(key) && id >= spec.decoder_vocab)

@@ -84,12 +84,16 @@ struct Seq2SeqSpec {
   int decoder_start_id = 0;
   int eos_id = -1;
   int pad_id = -1;
-  // What Hugging Face's generate would force (ForcedBOS/EOSTokenLogitsProcessor; -1 none): read and
-  // checked, not applied by the greedy decoding (the arg max with bad_words banned).
+  // The logits processors Hugging Face's generate builds from the generation settings, which the
+  // greedy decoding applies (Seq2SeqGenerationSettings: generation_config.json, else config.json).
+  // Forced tokens (ForcedBOS/EOSTokenLogitsProcessor; -1 none): BOS as the first generated token,
+  // EOS as the last one the length limit allows.
   int forced_bos_id = -1;
   int forced_eos_id = -1;
   // Sequences generate never writes (bad_words_ids): Marian's [[pad]].
   std::vector<std::vector<int>> bad_words;
+  int no_repeat_ngram_size = 0;  // no n-gram of this size twice in the decoder's ids (0: off)
+  int min_length = 0;            // eos banned while the decoder's ids are fewer (start included)
 
   Seq2SeqTensorNames tensor_names = Seq2SeqTensorNames::kBart;
   Seq2SeqTokenizer tokenizer = Seq2SeqTokenizer::kTokenizerJson;
@@ -111,10 +115,14 @@ int seq2seq_optional_token_id(const nlohmann::json& config, const std::string& k
 // bad_words_ids: a list of lists of token ids (absent or null: none).
 std::vector<std::vector<int>> seq2seq_bad_words(const nlohmann::json& config,
                                                 const std::filesystem::path& where);
-// What generation reads: decoder_start_token_id, eos_token_id, forced_bos_token_id,
-// forced_eos_token_id and bad_words_ids of generation_config.json beside config.json, when it has
-// them (as Hugging Face's GenerationConfig overrides the model config's). `folder` holds both
-// files.
+// The generation settings greedy decoding applies (forced_bos_token_id, forced_eos_token_id,
+// bad_words_ids, no_repeat_ngram_size, min_length) from `json` (config.json or
+// generation_config.json); keys it lacks take GenerationConfig's defaults (none, 0).
+void read_seq2seq_generation_settings(Seq2SeqSpec& spec, const nlohmann::json& json,
+                                      const std::filesystem::path& where);
+// generation_config.json beside config.json, when the folder has one: as Hugging Face's
+// from_pretrained, its settings replace config.json's (GenerationConfig.from_pretrained instead of
+// from_model_config), and its decoder_start_token_id / eos_token_id override the config's.
 void apply_generation_config(Seq2SeqSpec& spec, const std::filesystem::path& folder);
 // Refuses what the network cannot run (sizes, ids beyond the vocabulary); ModelError naming
 // `where`.

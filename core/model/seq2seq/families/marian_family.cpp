@@ -57,9 +57,7 @@ Seq2SeqSpec marian_spec(const nlohmann::json& config, const std::filesystem::pat
   s.pad_id = seq2seq_token_id(config, "pad_token_id", 58100, where);
   s.eos_id = seq2seq_token_id(config, "eos_token_id", 0, where);
   s.decoder_start_id = seq2seq_token_id(config, "decoder_start_token_id", s.pad_id, where);
-  s.forced_bos_id = seq2seq_optional_token_id(config, "forced_bos_token_id", where);
-  s.forced_eos_id = seq2seq_optional_token_id(config, "forced_eos_token_id", where);
-  s.bad_words = seq2seq_bad_words(config, where);
+  read_seq2seq_generation_settings(s, config, where);
   s.tensor_names = Seq2SeqTensorNames::kBart;
   s.tokenizer = Seq2SeqTokenizer::kMarian;
   return s;

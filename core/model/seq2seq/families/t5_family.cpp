@@ -59,7 +59,7 @@ Seq2SeqSpec t5_spec(const nlohmann::json& config, const std::filesystem::path& w
   s.pad_id = seq2seq_token_id(config, "pad_token_id", 0, where);
   s.eos_id = seq2seq_token_id(config, "eos_token_id", 1, where);
   s.decoder_start_id = seq2seq_token_id(config, "decoder_start_token_id", s.pad_id, where);
-  s.bad_words = seq2seq_bad_words(config, where);
+  read_seq2seq_generation_settings(s, config, where);
   s.tensor_names = Seq2SeqTensorNames::kT5;
   s.tokenizer = Seq2SeqTokenizer::kTokenizerJson;
   return s;
