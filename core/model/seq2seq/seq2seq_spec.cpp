@@ -1,6 +1,7 @@
 #include "core/model/seq2seq/seq2seq_spec.h"
 
 #include <fstream>
+#include <utility>
 
 #include "core/model/transformer/hf_weights.h"
 #include "core/util/error.h"
@@ -60,6 +61,23 @@ std::vector<std::vector<int>> seq2seq_bad_words(const nlohmann::json& config,
     out.push_back(std::move(ids));
   }
   return out;
+}
+
+void read_bart_stacks(Seq2SeqSpec& s, const nlohmann::json& config, const fs::path& where) {
+  s.d_model = config_int(config, "d_model", -1, where);
+  s.encoder = {config_int(config, "encoder_layers", -1, where),
+               config_int(config, "encoder_attention_heads", -1, where),
+               config_int(config, "encoder_ffn_dim", -1, where)};
+  s.decoder = {config_int(config, "decoder_layers", -1, where),
+               config_int(config, "decoder_attention_heads", -1, where),
+               config_int(config, "decoder_ffn_dim", -1, where)};
+  for (const auto& [heads, key] : {std::pair{s.encoder.heads, "encoder_attention_heads"},
+                                   std::pair{s.decoder.heads, "decoder_attention_heads"}})
+    if (s.d_model % heads != 0)
+      throw ModelError(where.string() + ": d_model (" + std::to_string(s.d_model) +
+                       ") is not a multiple of " + key + " (" + std::to_string(heads) + ")");
+  s.head_dim = s.d_model / s.encoder.heads;
+  s.decoder_head_dim = s.d_model / s.decoder.heads;
 }
 
 void read_seq2seq_generation_settings(Seq2SeqSpec& spec, const nlohmann::json& json,

@@ -115,6 +115,11 @@ int seq2seq_optional_token_id(const nlohmann::json& config, const std::string& k
 // bad_words_ids: a list of lists of token ids (absent or null: none).
 std::vector<std::vector<int>> seq2seq_bad_words(const nlohmann::json& config,
                                                 const std::filesystem::path& where);
+// BART's config keys for the two stacks (Marian's are the same, its modeling code a copy of
+// BART's): d_model, encoder_/decoder_ layers, attention_heads and ffn_dim; each stack's head size
+// d_model / its heads (ModelError naming `where` when they do not divide).
+void read_bart_stacks(Seq2SeqSpec& spec, const nlohmann::json& config,
+                      const std::filesystem::path& where);
 // The generation settings greedy decoding applies (forced_bos_token_id, forced_eos_token_id,
 // bad_words_ids, no_repeat_ngram_size, min_length) from `json` (config.json or
 // generation_config.json); keys it lacks take GenerationConfig's defaults (none, 0).

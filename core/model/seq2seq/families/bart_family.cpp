@@ -16,20 +16,7 @@ namespace attnscope {
 Seq2SeqSpec bart_spec(const nlohmann::json& config, const std::filesystem::path& where) {
   Seq2SeqSpec s;
   s.kind = "bart";
-  s.d_model = config_int(config, "d_model", -1, where);
-  s.encoder = {config_int(config, "encoder_layers", -1, where),
-               config_int(config, "encoder_attention_heads", -1, where),
-               config_int(config, "encoder_ffn_dim", -1, where)};
-  s.decoder = {config_int(config, "decoder_layers", -1, where),
-               config_int(config, "decoder_attention_heads", -1, where),
-               config_int(config, "decoder_ffn_dim", -1, where)};
-  for (const auto& [heads, key] : {std::pair{s.encoder.heads, "encoder_attention_heads"},
-                                   std::pair{s.decoder.heads, "decoder_attention_heads"}})
-    if (s.d_model % heads != 0)
-      throw ModelError(where.string() + ": d_model (" + std::to_string(s.d_model) +
-                       ") is not a multiple of " + key + " (" + std::to_string(heads) + ")");
-  s.head_dim = s.d_model / s.encoder.heads;
-  s.decoder_head_dim = s.d_model / s.decoder.heads;
+  read_bart_stacks(s, config, where);
   s.vocab = s.decoder_vocab = config_int(config, "vocab_size", -1, where);
   const int positions = config_int(config, "max_position_embeddings", 1024, where);
   s.max_source_tokens = s.max_target_tokens = positions;

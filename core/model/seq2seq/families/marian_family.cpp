@@ -18,20 +18,7 @@ namespace attnscope {
 Seq2SeqSpec marian_spec(const nlohmann::json& config, const std::filesystem::path& where) {
   Seq2SeqSpec s;
   s.kind = "marian";
-  s.d_model = config_int(config, "d_model", -1, where);
-  s.encoder = {config_int(config, "encoder_layers", -1, where),
-               config_int(config, "encoder_attention_heads", -1, where),
-               config_int(config, "encoder_ffn_dim", -1, where)};
-  s.decoder = {config_int(config, "decoder_layers", -1, where),
-               config_int(config, "decoder_attention_heads", -1, where),
-               config_int(config, "decoder_ffn_dim", -1, where)};
-  for (const auto& [heads, key] : {std::pair{s.encoder.heads, "encoder_attention_heads"},
-                                   std::pair{s.decoder.heads, "decoder_attention_heads"}})
-    if (s.d_model % heads != 0)
-      throw ModelError(where.string() + ": d_model (" + std::to_string(s.d_model) +
-                       ") is not a multiple of " + key + " (" + std::to_string(heads) + ")");
-  s.head_dim = s.d_model / s.encoder.heads;
-  s.decoder_head_dim = s.d_model / s.decoder.heads;
+  read_bart_stacks(s, config, where);
   s.vocab = config_int(config, "vocab_size", -1, where);
   s.separate_embeddings = !config_bool(config, "share_encoder_decoder_embeddings", true, where);
   s.decoder_vocab =
