@@ -351,9 +351,11 @@ struct SentencePieceEncoder::Normalized {
     end.insert(end.end(), s.size(), to);
   }
   void pop(std::size_t bytes) {
-    text.resize(text.size() - bytes);
-    start.resize(text.size());
-    end.resize(text.size());
+    // erase, not resize: GCC 12 cannot see that resize never grows here (-Wstringop-overflow).
+    const std::size_t keep = bytes < text.size() ? text.size() - bytes : 0;
+    text.erase(keep);
+    start.resize(keep);
+    end.resize(keep);
   }
 };
 
