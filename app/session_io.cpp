@@ -26,6 +26,7 @@ Session capture_session(const App& app, const UiPrefs& prefs) {
   s.lesson = lesson.active ? lesson.saved_options : st.lesson;
   for (int i = 0; i < kSessionSlots; ++i) {
     s.texts[i].text = st.slots[i].text;
+    s.texts[i].target = st.slots[i].target;
     s.texts[i].label = st.slots[i].label;
     s.texts[i].selected_token = st.slots[i].locked_token;
     s.texts[i].selected_queries = st.slots[i].selected_queries;
@@ -112,6 +113,7 @@ void apply_session(App& app, UiPrefs& prefs, const Session& s) {
   for (int i = 0; i < kSessionSlots && s.has_texts; ++i) {
     SlotState& slot = st.slots[i];
     slot.text = s.texts[i].text;
+    slot.target = s.texts[i].target;
     slot.label = s.texts[i].label;
     slot.locked_token = s.texts[i].selected_token;  // kept in range when the trace arrives
     slot.selected_queries = s.texts[i].selected_queries;

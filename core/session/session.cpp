@@ -192,6 +192,7 @@ std::string session_to_json(const Session& s) {
   json texts = json::array();
   for (const SessionText& t : s.texts) {
     json o = {{"text", t.text}};
+    if (!t.target.empty()) o["target"] = t.target;
     if (!t.label.empty()) o["label"] = t.label;
     if (t.selected_token >= 0) o["selected_token"] = t.selected_token;
     if (!t.selected_queries.empty()) o["selected_queries"] = t.selected_queries;
@@ -309,6 +310,7 @@ Session parse_session(const std::string& document, const std::string& file) {
       if (!(*texts)[i].is_object()) top.fail(key, "an object", describe((*texts)[i]));
       Reader t((*texts)[i], file, key + ".");
       t.get("text", s.texts[i].text, kSessionMaxTextBytes);
+      t.get("target", s.texts[i].target, kSessionMaxTextBytes);
       t.get("label", s.texts[i].label, 256);
       t.get("selected_token", s.texts[i].selected_token, -1, 1 << 20);
       t.get_indices("selected_queries", s.texts[i].selected_queries, kSessionMaxSelectedQueries,

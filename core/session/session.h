@@ -72,6 +72,8 @@ struct SessionText {
   int top_k = 0;              // 0: every token
   std::int64_t seed = 0;      // 0 to kSessionMaxSeed
   std::string knockout = "";  // edges cut in this text, as `predict --knockout` ("2:5>1,2.3:5>1")
+  // Encoder–decoders: the target sentence the decoder reads ("": the model's own translation).
+  std::string target = "";
 };
 
 struct Session {

@@ -50,6 +50,7 @@ Session everything_changed() {
   s.lesson.mask_unknown = false;
   s.lesson.head_design = HeadDesign::kRandom;
   s.texts[0] = {"the mouse ran \xE2\x80\x94 caf\xC3\xA9 \"quoted\"\n", "animal", 2, {}};
+  s.texts[0].target = "la souris a couru \xE2\x80\x94 \"cit\xC3\xA9\"";
   s.texts[1] = {"click the mouse", "", -1, {}};
   s.show_second = false;
   s.mode = "lesson";
@@ -98,6 +99,7 @@ void expect_same(const Session& a, const Session& b) {
   for (int i = 0; i < kSessionSlots; ++i) {
     EXPECT_EQ(a.texts[i].text, b.texts[i].text);
     EXPECT_EQ(a.texts[i].label, b.texts[i].label);
+    EXPECT_EQ(a.texts[i].target, b.texts[i].target);
     EXPECT_EQ(a.texts[i].selected_token, b.texts[i].selected_token);
   }
   EXPECT_EQ(a.show_second, b.show_second);
@@ -207,6 +209,7 @@ TEST(Session, HostileDocumentsAreRefusedWithTheKey) {
   expect_refused(with(R"("texts": [7])"), "\"texts[0]\"", "an integer 7");
   expect_refused(with(R"("texts": [{"text": null}])"), "\"texts[0].text\"", "null");
   expect_refused(with(R"("texts": [{"text": "a\u0000b"}])"), "\"texts[0].text\"", "NUL");
+  expect_refused(with(R"("texts": [{"text": "a", "target": 3}])"), "\"texts[0].target\"", "3");
   expect_refused(with(R"("texts": [{"selected_token": -5}])"), "\"texts[0].selected_token\"", "-5");
   expect_refused(with(R"("view": {"layer": -1})"), "\"view.layer\"", "-1");
   expect_refused(with(R"("view": {"head": 1.5})"), "\"view.head\"", "a number 1.5");
