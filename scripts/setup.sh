@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy python3-sentencepiece
+  python3-torch libopenblas0-pthread python3-pip python3-venv python3-setuptools
+  appstream desktop-file-utils dpkg-dev
   libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-symbola
   libegl-dev libegl-mesa0
