@@ -1,9 +1,31 @@
 #!/usr/bin/env bash
-# Installs what attnscope needs on Debian 12 (only the packages that are missing), then configures
-# and builds into build/. Used by scripts/open.sh and scripts/test.sh; safe to run again.
+# Installs what attnscope needs (only the packages that are missing), then configures and builds
+# into build/. Used by scripts/open.sh and scripts/test.sh; safe to run again.
 #   --packages-only   install the packages, do not configure or build
+#   --list-packages   print the package list for this distribution (one a line) and exit
+#   --clang-version   print the clang version the sanitizer/fuzz stage uses here (14 on Debian 12)
+# Debian 12 (CI) is the reference. Debian 13 (trixie) and Ubuntu 24.04 (noble, with "universe"
+# enabled) get the same list with their names for what differs: the clang/libFuzzer version, and no
+# python3-torch on noble (only the Python bridge's tests use it).
+# scripts/distro_check.sh checks the lists against each distribution's package index.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The distribution, from os-release (ATTNSCOPE_OS_RELEASE names another file: distro_check.sh).
+OS_ID=""
+OS_VERSION_ID=""
+OS_RELEASE="${ATTNSCOPE_OS_RELEASE:-/etc/os-release}"
+if [[ -r "$OS_RELEASE" ]]; then
+  # shellcheck disable=SC1090
+  OS_ID=$(. "$OS_RELEASE" && echo "${ID:-}")
+  # shellcheck disable=SC1090
+  OS_VERSION_ID=$(. "$OS_RELEASE" && echo "${VERSION_ID:-}")
+fi
+case "$OS_ID:$OS_VERSION_ID" in
+  debian:13) CLANG_VERSION=19 ;;
+  ubuntu:24.04) CLANG_VERSION=18 ;;
+  *) CLANG_VERSION=14 ;;  # Debian 12, and anything not listed above
+esac
 
 PACKAGES=(
   build-essential cmake pkg-config ccache
@@ -19,12 +41,29 @@ PACKAGES=(
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-symbola
   libegl-dev libegl-mesa0
   nodejs npm
-  clang-14 libfuzzer-14-dev
+  "clang-$CLANG_VERSION" "libfuzzer-$CLANG_VERSION-dev"
 )
+if [[ "$OS_ID:$OS_VERSION_ID" == ubuntu:24.04 ]]; then
+  # Ubuntu 24.04 has no python3-torch package.
+  for i in "${!PACKAGES[@]}"; do
+    if [[ "${PACKAGES[$i]}" == python3-torch ]]; then unset 'PACKAGES[i]'; fi
+  done
+  PACKAGES=("${PACKAGES[@]}")
+fi
 if [[ -n "${ATTNSCOPE_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTNSCOPE_EXTRA_PACKAGES"
   PACKAGES+=("${extra[@]}")
 fi
+case "${1:-}" in
+  --list-packages)
+    printf '%s\n' "${PACKAGES[@]}"
+    exit 0
+    ;;
+  --clang-version)
+    echo "$CLANG_VERSION"
+    exit 0
+    ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -40,6 +79,11 @@ if ((${#missing[@]})); then
   SUDO=""
   if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
+  if [[ "$OS_ID" == ubuntu ]] && ! apt-cache show libimgui-dev >/dev/null 2>&1; then
+    echo "attnscope setup: Ubuntu's \"universe\" component is not enabled (libimgui-dev is there):" \
+      "sudo add-apt-repository universe" >&2
+    exit 1
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 

@@ -12,6 +12,7 @@ bash scripts/setup.sh
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Hostile input (issue 15): the core, its unit tests and the libFuzzer targets built with clang-14
+# (Debian 12; the version setup.sh installs elsewhere: 19 on Debian 13, 18 on Ubuntu 24.04)
 # under AddressSanitizer + UndefinedBehaviorSanitizer (-O1, stopping at the first report), then the
 # unit tests, the fuzz regression inputs and a short run of each fuzz target (label fuzz).
 # ATTNSCOPE_SKIP_SANITIZE=1 skips it; ATTNSCOPE_FUZZ_SECONDS sets the run per target. No OpenGL
@@ -21,10 +22,11 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 SANITIZE=1
 [[ "${ATTNSCOPE_SKIP_SANITIZE:-0}" == 1 ]] && SANITIZE=0
 if ((SANITIZE)); then
+  CLANG_VERSION=$(bash scripts/setup.sh --clang-version)
   mkdir -p build-sanitize
   (
     cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Sanitize \
-      -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_C_COMPILER="clang-$CLANG_VERSION" -DCMAKE_CXX_COMPILER="clang++-$CLANG_VERSION" \
       "-DCMAKE_CXX_FLAGS_SANITIZE=-O1 -g1" "-DCMAKE_C_FLAGS_SANITIZE=-O1 -g1" \
       -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_FUZZ=ON -DATTNSCOPE_BUILD_APP=OFF \
       -DATTNSCOPE_BUILD_BENCH=OFF -DATTNSCOPE_WITH_CUDA=OFF -DATTNSCOPE_WITH_OPENGL=OFF \
