@@ -39,7 +39,7 @@ PACKAGES=(
   appstream desktop-file-utils dpkg-dev
   libpango1.0-dev libharfbuzz-dev libfribidi-dev libfreetype-dev libfontconfig-dev
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-symbola
-  libegl-dev libegl-mesa0
+  libegl-dev libegl-mesa0 libopengl-dev
   nodejs npm
   "clang-$CLANG_VERSION" "libfuzzer-$CLANG_VERSION-dev"
 )
