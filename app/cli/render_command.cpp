@@ -1,9 +1,10 @@
 // attnscope render --view heatmap|lines|arcs|grid|formula [--layer L --head H | --aggregate A]
-//                  [--model M --text T | --trace FILE] -o fig.svg|fig.pdf|fig.png
+//                  [--model M --text T | --trace FILE] -o fig.svg|fig.pdf|fig.png|- [--format F]
 //                  [--theme light|dark] [--width PX] [--colormap C] [--focus I] [--top-k K]
 //                  [--scale S] [--weighting raw|value-norm]
 // A figure of one view, headless: SVG and PDF are vector (text as text), PNG is drawn by cairo's
-// image surface. No display and no OpenGL are needed for any of them.
+// image surface. No display and no OpenGL are needed for any of them. `-o -` writes the figure to
+// stdout (SVG unless --format says png or pdf) and nothing else goes there: messages go to stderr.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +63,13 @@ class RenderCommand final : public Command {
     sub->add_option("--trace", trace_, "draw a stored trace (JSON or safetensors) instead");
     add_backend_option(sub, backend_);
     add_weighting_option(sub, weighting_);
-    sub->add_option("-o,--output", out_, "the figure: .svg, .pdf or .png")->required();
+    sub->add_option("-o,--output", out_, "the figure: .svg, .pdf or .png, or - for stdout")
+        ->required();
+    std::vector<std::string> formats;
+    for (const FigureExporter& e : figure_exporters()) formats.push_back(e.extension);
+    sub->add_option("--format", format_,
+                    "svg, pdf or png (default: from -o's extension; SVG for -o -)")
+        ->check(CLI::IsMember(formats, CLI::ignore_case));
     sub->add_option("--theme", theme_, "light (paper) or dark")
         ->check(CLI::IsMember({"light", "dark"}))
         ->capture_default_str();
@@ -95,7 +102,8 @@ class RenderCommand final : public Command {
   }
 
   int run() override {
-    const FigureExporter& exporter = figure_exporter_for(out_);  // a bad name fails before work
+    // A bad name fails before work.
+    const FigureExporter& exporter = figure_exporter_for(out_, format_);
     AttentionTrace trace;
     if (!trace_.empty()) {
       if (!text_.empty() || model_ != "lesson")
@@ -128,7 +136,7 @@ class RenderCommand final : public Command {
     request.title = !no_title_;
     request.options = options_;
     const Figure fig = build_figure(view_, request);
-    exporter.write(fig, out_, scale_);
+    write_figure(exporter, fig, out_, scale_);
     if (!layout_.empty()) {
       nlohmann::json doc = fig.layout;
       doc["width"] = fig.width;
@@ -141,7 +149,7 @@ class RenderCommand final : public Command {
 
  private:
   std::string view_ = "heatmap", aggregate_, model_ = "lesson", text_, trace_, backend_ = "auto",
-              out_, theme_ = "light", colormap_ = "viridis", layout_, weighting_ = "raw";
+              out_, format_, theme_ = "light", colormap_ = "viridis", layout_, weighting_ = "raw";
   int layer_ = 0, head_ = 0, focus_ = -1, top_k_ = 5;  // top-k: the window's default
   float width_ = 0, scale_ = 2.0f;
   bool fixed_range_ = false, no_title_ = false;
