@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -22,6 +23,7 @@
 
 #include "app/app.h"
 #include "app/cli/command.h"
+#include "app/ipc/window_inbox.h"
 #include "app/lesson/lesson_steps.h"
 #include "app/lesson/lesson_view.h"
 #include "app/render/gl.h"
@@ -119,6 +121,21 @@ struct ShownText {
 std::vector<std::string> g_dropped;
 void on_drop(GLFWwindow*, int count, const char** paths) {
   for (int i = 0; i < count; ++i) g_dropped.emplace_back(paths[i]);
+}
+
+// SIGINT and SIGTERM close a window that serves the trace socket as its Quit does (the socket
+// file removed, the settings saved); the frame loop sees the flag within its idle wait.
+volatile std::sig_atomic_t g_quit_signal = 0;
+void on_quit_signal(int) {
+  g_quit_signal = 1;
+}
+
+// A script's trace arrived: the window comes to the front (restored if minimised).
+void raise_window(GLFWwindow* window) {
+  if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) glfwRestoreWindow(window);
+  glfwShowWindow(window);
+  glfwFocusWindow(window);
+  glfwRequestWindowAttention(window);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -346,6 +363,12 @@ int run_gui(const GuiOptions& options) {
   prefs.screenshot_scale = settings.screenshot_scale;
   App app;
   MainWindow main_window;
+  // Scripts hand this window traces over a socket only this user reaches (app/ipc/).
+  WindowInbox inbox;
+  if (!headless && !options.no_socket) {
+    inbox.start([] { glfwPostEmptyEvent(); });
+    if (inbox.serving()) std::signal(SIGINT, on_quit_signal), std::signal(SIGTERM, on_quit_signal);
+  }
   const int exit_code_from_session =
       apply_start_options(options, settings, settings_problem, headless, app, prefs, main_window);
   // Raster scale of the current font atlas; 0 forces a (re)build.
@@ -381,11 +404,12 @@ int run_gui(const GuiOptions& options) {
 
   while (!glfwWindowShouldClose(window)) {
     const bool busy = app.computing() || app.load_progress().busy || script.busy() ||
-                      main_window.busy() || input_pending();
+                      main_window.busy() || input_pending() || inbox.busy();
     if (headless)
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(busy || pending_capture_scale ? 0.0 : script.idle_wait_seconds());
+    if (g_quit_signal) break;
     const auto frame_start = Clock::now();
 
     // A screenshot renders this frame into an S× framebuffer with fonts rasterised at S×.
@@ -421,6 +445,7 @@ int run_gui(const GuiOptions& options) {
 
     ImGui::NewFrame();
     app.update();
+    if (inbox.poll(app) && !headless) raise_window(window);
     script.inject(app, frame, main_window.busy(), g_key_presses, g_dropped);
     script.steer_views(app, main_window);
 
@@ -436,6 +461,7 @@ int run_gui(const GuiOptions& options) {
       main_window.Perform(action, app, prefs);
     const bool want_layout = !options.layout_file.empty();
     if (want_layout) layout = nlohmann::json::array();
+    main_window.back_label = inbox.back_label();
     main_window.Draw(app, fonts, renderer, prefs, frame_ms, want_layout ? &layout : nullptr,
                      static_cast<float>(scale));
     if (main_window.wants_screenshot) {
@@ -459,6 +485,7 @@ int run_gui(const GuiOptions& options) {
     }
     if (main_window.wants_fullscreen_toggle) fullscreen.toggle(window, prefs);
     if (main_window.wants_quit) glfwSetWindowShouldClose(window, GLFW_TRUE);
+    if (main_window.wants_back) main_window.wants_back = false, inbox.go_back(app);
     g_key_presses.clear();
     ImGui::Render();
     const double ui_ms = ms_since(frame_start);
@@ -530,6 +557,7 @@ int run_gui(const GuiOptions& options) {
     }
     if (to_fbo) glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (!headless) glfwSwapBuffers(window);
+    inbox.after_draw(app);  // a script's trace on the screen now: its answer
 
     script.after_frame(app, main_window, frame, draw_ms);
 

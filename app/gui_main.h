@@ -50,6 +50,8 @@ struct GuiOptions {
   std::string export_view_as = "heatmap";
   std::string session;  // a session file to open (`--session FILE`)
   int lesson_step = 0;  // 1..8: start in the guided lesson at this step (`--lesson [STEP]`)
+  // Do not serve the trace socket scripts hand this window traces through (app/ipc/).
+  bool no_socket = false;
   // Testing aids (hidden options): once the traces are shown, press these keys one by one
   // ("pagedown,right,u,…"; each waits for the recompute it causes), and open this path as if it
   // had been dropped on the window.

@@ -16,6 +16,7 @@
 #include "app/cli/gui_options.h"
 #include "app/gui_main.h"
 #include "core/util/error.h"
+#include "core/util/message_line.h"
 
 namespace {
 
@@ -50,49 +51,10 @@ int check_stdout(int rc) {
   return rc == 0 ? 1 : rc;
 }
 
-// Every error message leaves here as one readable line of bounded length, whatever the core or
-// a library put in it: control characters (a newline in a file name, a parser's message) become
-// spaces, a run of more than 160 bytes without a space (a 3,000-character model name, a path, a
-// quoted token) keeps its first 100 and last 40 bytes around an ellipsis, and the line stops at
-// about 1,000 bytes. Cuts never split a UTF-8 sequence.
-std::size_t utf8_cut(const std::string& s, std::size_t at) {  // step back to a character start
-  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
-  return at;
-}
-std::size_t utf8_cut_forward(const std::string& s, std::size_t at) {
-  while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
-  return at;
-}
-
-std::string one_line_message(const std::string& message) {
-  constexpr std::size_t kLongWord = 160, kHead = 100, kTail = 40, kMaxLine = 1000;
-  std::string flat = message;
-  for (char& c : flat)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  std::string out;
-  for (std::size_t at = 0; at < flat.size();) {
-    const std::size_t end = std::min(flat.find(' ', at), flat.size());
-    if (end - at > kLongWord) {
-      out.append(flat, at, utf8_cut(flat, at + kHead) - at);
-      out += "…";
-      const std::size_t tail = utf8_cut_forward(flat, end - kTail);
-      out.append(flat, tail, end - tail);
-    } else {
-      out.append(flat, at, end - at);
-    }
-    if (end < flat.size()) out += ' ';
-    at = end + 1;
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (out.size() > kMaxLine) {
-    out.resize(utf8_cut(out, kMaxLine));
-    out += "…";
-  }
-  return out;
-}
-
+// Every error message leaves here as one readable line of bounded length
+// (core/util/message_line.h).
 void print_error(const std::string& message) {
-  std::fprintf(stderr, "attnscope: %s\n", one_line_message(message).c_str());
+  std::fprintf(stderr, "attnscope: %s\n", attnscope::one_line_message(message).c_str());
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
                   "start with these edges of sentence 1 cut, e.g. '2:5>1' (layer 2, every head, "
                   "query 5 to key 1) or '2.3:5>1' (head 3); quote it in a shell (Ctrl+click)")
       ->check(usage_check(parse_knockouts));
+  app->add_flag("--no-socket", gui.no_socket,
+                "do not accept traces from scripts (the Python package) over this user's socket");
 }
 
 }  // namespace attnscope

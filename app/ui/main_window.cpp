@@ -195,6 +195,8 @@ void MainWindow::DrawMenu(App& app, UiPrefs& prefs, bool& style_changed) {
     ImGui::Separator();
     item("Save screenshot", Action::kScreenshot);
     if (ImGui::MenuItem("Export view\xE2\x80\xA6")) export_view.open_requested = true;
+    if (!back_label.empty() && ImGui::MenuItem((std::string("Back to ") + back_label).c_str()))
+      wants_back = true;
     item("Quit", Action::kQuit);
     ImGui::EndMenu();
   }

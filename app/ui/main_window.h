@@ -74,6 +74,10 @@ struct MainWindow {
   bool wants_screenshot = false;
   bool wants_quit = false;
   bool wants_fullscreen_toggle = false;
+  // File > Back to …: what the window showed before a script sent a trace (app/ipc/); its
+  // label, empty when there is nothing to go back to, and whether it was chosen.
+  std::string back_label;
+  bool wants_back = false;
   // The sentence whose generation timeline is under the pointer (-1: none): ←/→ step it then.
   int timeline_hovered_slot() const {
     for (int s = 0; s < kSlots; ++s)
