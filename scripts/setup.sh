@@ -33,7 +33,7 @@ PACKAGES=(
   libssl-dev
   libglfw3-dev libimgui-dev python3-glad libstb-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
-  xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip
+  xvfb xauth libgl1-mesa-dri xdotool x11-xkb-utils xclip xdg-user-dirs
   libcairo2-dev librsvg2-bin poppler-utils python3-numpy python3-sentencepiece
   python3-torch libopenblas0-pthread python3-pip python3-venv python3-setuptools
   appstream desktop-file-utils dpkg-dev
