@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,46 @@ struct ShownText {
   }
 };
 
+// The monitor's content scale (HiDPI: 2 on a 4K screen at 200%), from GLFW at start and its
+// change callback (the window moved to another monitor, the desktop's scale changed). The
+// environment's ATTNSCOPE_CONTENT_SCALE replaces it (tests: Xvfb always reports 1).
+float g_content_scale = 1.0f;
+bool g_content_scale_forced = false;
+void on_content_scale(GLFWwindow*, float x, float) {
+  if (!g_content_scale_forced && x > 0) g_content_scale = std::clamp(x, 0.5f, 4.0f);
+}
+
+// The window's last position and size while it was neither maximized nor fullscreen: what is
+// remembered for the next run (a maximized window remembers where it was before, and that).
+struct NormalGeometry {
+  int x = 0, y = 0, w = 0, h = 0;
+  bool known = false;
+} g_normal;
+bool is_normal(GLFWwindow* window) {
+  return !glfwGetWindowMonitor(window) && !glfwGetWindowAttrib(window, GLFW_MAXIMIZED) &&
+         !glfwGetWindowAttrib(window, GLFW_ICONIFIED);
+}
+void on_window_pos(GLFWwindow* window, int x, int y) {
+  if (is_normal(window)) g_normal.x = x, g_normal.y = y, g_normal.known = true;
+}
+void on_window_size(GLFWwindow* window, int w, int h) {
+  if (is_normal(window) && w > 0 && h > 0) g_normal.w = w, g_normal.h = h;
+}
+// A remembered position is used only when the window's top-left corner (a title bar's worth of
+// it) lies in the work area of a monitor connected now: a monitor unplugged since must not leave
+// the window off-screen.
+bool on_a_monitor(int x, int y, int w) {
+  int count = 0;
+  GLFWmonitor** monitors = glfwGetMonitors(&count);
+  const int strip_w = std::min(w, 120), strip_h = 40;
+  for (int i = 0; i < count; ++i) {
+    int mx = 0, my = 0, mw = 0, mh = 0;
+    glfwGetMonitorWorkarea(monitors[i], &mx, &my, &mw, &mh);
+    if (x >= mx && y >= my && x + strip_w <= mx + mw && y + strip_h <= my + mh) return true;
+  }
+  return false;
+}
+
 // Files and folders dropped on the window since the last frame.
 std::vector<std::string> g_dropped;
 void on_drop(GLFWwindow*, int count, const char** paths) {
@@ -143,11 +184,21 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-std::string timestamped_name(int scale) {
+std::string timestamped_name(int scale, int n = 1) {
   std::time_t now = std::time(nullptr);
   char buf[64];
   std::strftime(buf, sizeof buf, "attnscope-%Y%m%d-%H%M%S", std::localtime(&now));
-  return std::string(buf) + (scale > 1 ? "-" + std::to_string(scale) + "x" : "") + ".png";
+  return std::string(buf) + (scale > 1 ? "-" + std::to_string(scale) + "x" : "") +
+         (n > 1 ? "-" + std::to_string(n) : "") + ".png";
+}
+// A new screenshot's file in `folder`: the timestamped name, numbered when a file has it (two
+// within a second), so a screenshot key never replaces a picture.
+std::string new_screenshot_path(const std::filesystem::path& folder, int scale) {
+  std::error_code ec;
+  std::filesystem::path path = folder / timestamped_name(scale);
+  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
+    path = folder / timestamped_name(scale, n);
+  return path.string();
 }
 
 // The rendered frame in `fbo` as a PNG (rows flipped: GL's origin is bottom-left).
@@ -312,6 +363,9 @@ int run_gui(const GuiOptions& options) {
   if (!options.theme.empty()) settings.light_theme = options.theme == "light";
   int width = settings.window_width, height = settings.window_height;
   if (headless) width = 1600, height = 1000;
+  // The remembered place and maximized state: not for headless runs, nor when --window asks for a
+  // size (scripts and tests get what they ask, whatever the last run left).
+  const bool restore_geometry = !headless && options.window_size.empty();
   if (!options.window_size.empty())
     std::sscanf(options.window_size.c_str(), "%dx%d", &width, &height);
 
@@ -322,11 +376,30 @@ int run_gui(const GuiOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-  glfwWindowHint(GLFW_VISIBLE, headless ? GLFW_FALSE : GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once placed (below)
   session.window =
       glfwCreateWindow(width, height, "attnscope \xE2\x80\x94 attention, live", nullptr, nullptr);
   if (!session.window) throw Error("cannot open an OpenGL 3.3 window: " + g_glfw_error);
   GLFWwindow* window = session.window;
+  if (restore_geometry && settings.has_window_position &&
+      on_a_monitor(settings.window_x, settings.window_y, width))
+    glfwSetWindowPos(window, settings.window_x, settings.window_y);
+  glfwGetWindowPos(window, &g_normal.x, &g_normal.y);
+  g_normal.w = width, g_normal.h = height, g_normal.known = !headless;
+  glfwSetWindowPosCallback(window, on_window_pos);
+  glfwSetWindowSizeCallback(window, on_window_size);
+  if (!headless) glfwShowWindow(window);
+  if (restore_geometry && settings.window_maximized) glfwMaximizeWindow(window);
+  // HiDPI: the UI is drawn at the content scale times the user's zoom (Ctrl +/-).
+  if (const char* forced = std::getenv("ATTNSCOPE_CONTENT_SCALE"); forced && *forced) {
+    g_content_scale = std::clamp(std::strtof(forced, nullptr), 0.5f, 4.0f);
+    g_content_scale_forced = true;
+  } else if (!headless) {  // a headless capture's scale is --scale; the monitor's is not asked
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(window, &sx, &sy);
+    on_content_scale(window, sx, sy);
+  }
+  glfwSetWindowContentScaleCallback(window, on_content_scale);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(headless ? 0 : 1);
   if (!gladLoadGL(glfwGetProcAddress)) throw Error("cannot load OpenGL 3.3 functions");
@@ -373,16 +446,20 @@ int run_gui(const GuiOptions& options) {
       apply_start_options(options, settings, settings_problem, headless, app, prefs, main_window);
   // Raster scale of the current font atlas; 0 forces a (re)build.
   float atlas_raster = 0.0f, atlas_font_scale = 0.0f;
+  // The UI's scale in window units: the user's zoom times the content scale, less what the
+  // framebuffer already magnifies (Wayland and macOS give HiDPI windows a framebuffer larger than
+  // their size; X11 does not, and the content scale is all of it).
+  float ui_scale = prefs.font_scale;
   Fonts fonts;
   auto ensure_fonts = [&](float raster) {
-    if (atlas_raster == raster && atlas_font_scale == prefs.font_scale && !Fonts::need_rebuild())
-      return;
-    fonts = build_fonts(prefs.font_scale, raster);
+    if (atlas_raster == raster && atlas_font_scale == ui_scale && !Fonts::need_rebuild()) return;
+    // The atlas is rasterised at the new pixel size (never magnified: no blurry text).
+    fonts = build_fonts(ui_scale, raster);
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
     atlas_raster = raster;
-    atlas_font_scale = prefs.font_scale;
-    apply_theme(prefs.light_theme, prefs.font_scale);
+    atlas_font_scale = ui_scale;
+    apply_theme(prefs.light_theme, ui_scale);
     if (!fonts.warning.empty())
       app.state.message = fonts.warning, app.state.message_is_error = true;
   };
@@ -419,15 +496,18 @@ int run_gui(const GuiOptions& options) {
     // On a HiDPI screen the framebuffer has more pixels than the window has units: rasterise the
     // fonts at that density too, so text stays crisp instead of being magnified.
     float raster = static_cast<float>(scale);
-    if (!to_fbo) {
+    float framebuffer_ratio = 1.0f;
+    if (!headless) {
       int fw = 0, fh = 0, ww = 0, wh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       glfwGetWindowSize(window, &ww, &wh);
-      if (ww > 0 && fw > ww) raster = std::round(static_cast<float>(fw) / ww * 4) / 4;
+      if (ww > 0 && fw > ww) framebuffer_ratio = std::round(static_cast<float>(fw) / ww * 4) / 4;
     }
+    if (!to_fbo) raster = framebuffer_ratio;
+    ui_scale = prefs.font_scale * std::max(0.25f, g_content_scale / framebuffer_ratio);
     shown_text.report(app);  // new code points: glyphs added before this frame
     ensure_fonts(raster);
-    if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, prefs.font_scale);
+    if (theme_is_light() != prefs.light_theme) apply_theme(prefs.light_theme, ui_scale);
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -480,7 +560,7 @@ int run_gui(const GuiOptions& options) {
         std::filesystem::path folder = settings.screenshot_folder.empty()
                                            ? default_screenshot_folder()
                                            : std::filesystem::path(settings.screenshot_folder);
-        pending_capture_path = (folder / timestamped_name(pending_capture_scale)).string();
+        pending_capture_path = new_screenshot_path(folder, pending_capture_scale);
       }
     }
     if (main_window.wants_fullscreen_toggle) fullscreen.toggle(window, prefs);
@@ -525,7 +605,8 @@ int run_gui(const GuiOptions& options) {
     const bool load_failed =
         !app.state.model && !app.load_progress().busy && !app.state.model_error.empty();
     const bool ready = (app.settled() || load_failed) && script.inputs_done() &&
-                       !main_window.busy() && g_dropped.empty() && !app.load_progress().busy;
+                       !main_window.busy() && !main_window.waiting_for_dialog() &&
+                       g_dropped.empty() && !app.load_progress().busy;
     frames_ready = ready ? frames_ready + 1 : 0;
     bool finish = false;
     if (headless &&
@@ -590,6 +671,14 @@ int run_gui(const GuiOptions& options) {
     settings.fixed_range = app.state.fixed_range;
     settings.window_width = fullscreen.w;
     settings.window_height = fullscreen.h;
+    settings.window_maximized = !glfwGetWindowMonitor(window) && !prefs.fullscreen &&
+                                glfwGetWindowAttrib(window, GLFW_MAXIMIZED);
+    if (settings.window_maximized && g_normal.w > 0)  // the size it comes back to
+      settings.window_width = g_normal.w, settings.window_height = g_normal.h;
+    if (g_normal.known) {
+      settings.has_window_position = true;
+      settings.window_x = g_normal.x, settings.window_y = g_normal.y;
+    }
     settings.screenshot_scale = prefs.screenshot_scale;
     settings.recent_sessions = main_window.sessions.recent;
     std::string problem;

@@ -63,6 +63,9 @@ std::vector<KeyPress> parse_scripted_keys(const std::string& list) {
                                                        {"space", GLFW_KEY_SPACE},
                                                        {"escape", GLFW_KEY_ESCAPE},
                                                        {"f5", GLFW_KEY_F5},
+                                                       {"f12", GLFW_KEY_F12},
+                                                       {"s", GLFW_KEY_S},
+                                                       {"o", GLFW_KEY_O},
                                                        {"u", GLFW_KEY_U},
                                                        {"p", GLFW_KEY_P},
                                                        {"f", GLFW_KEY_F},
@@ -273,7 +276,8 @@ void write_layout_file(const std::string& path, const App& app, const UiPrefs& p
       {"state", nlohmann::json::parse(session_to_json(capture_session(app, prefs)))},
       {"session_path", app.state.session_path},
       {"message", app.state.message},
-      {"recent_sessions", main_window.sessions.recent}};
+      {"recent_sessions", main_window.sessions.recent},
+      {"replace_asked", main_window.sessions.replace_asked()}};
   if (!options.type_keys.empty()) doc["typing"] = script.typing_report(app);
   // Font coverage: for every code point the app showed, the font file that drew it in the UI font
   // ("missing" when no font has it), and the atlas it went into.

@@ -57,8 +57,45 @@ void ExportViewDialog::Draw(App& app, const UiPrefs& prefs, const std::string& s
     open_requested = false;
     path = suggested();
     error.clear();
+    confirmed_path_.clear();
+    asking_replace_ = false;
+  }
+  // The desktop's save dialog answers (polled every frame; the window never waits for it).
+  const FileDialog::State answer = dialog_.Poll();
+  if (answer == FileDialog::State::kChosen) {
+    path = dialog_.path();
+    confirmed_path_ = dialog_.confirmed_overwrite() ? path : "";
+    asking_replace_ = false;
+  } else if (answer == FileDialog::State::kFailed) {
+    error = dialog_.error() + "; type the path instead";
   }
   if (!ImGui::BeginPopupModal("Export view", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  const auto do_export = [&] {
+    try {
+      export_current_view(app, prefs, slot, views[view].name, path);
+      app.state.message = "saved " + path;
+      app.state.message_is_error = false;
+      ImGui::CloseCurrentPopup();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  };
+  if (asking_replace_) {
+    // Exporting over a file asks first; Cancel goes back to the form and keeps the file.
+    const std::filesystem::path p(path);
+    ImGui::Text("Replace \xE2\x80\x9C%s\xE2\x80\x9D?", p.filename().string().c_str());
+    ImGui::TextDisabled("It already exists in %s; replacing it overwrites its contents.",
+                        p.parent_path().string().c_str());
+    if (ImGui::Button("Replace")) {
+      asking_replace_ = false;
+      do_export();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+      asking_replace_ = false;
+    ImGui::EndPopup();
+    return;
+  }
   bool renamed = false;
   ImGui::TextUnformatted(
       "A figure of what the window shows (layer, head or aggregate, colormap, focus, top-k).");
@@ -87,21 +124,28 @@ void ExportViewDialog::Draw(App& app, const UiPrefs& prefs, const std::string& s
       path = p.replace_extension(formats[format].extension).string();
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
-  ImGui::InputText("file", &path);
+  if (ImGui::InputText("file", &path)) confirmed_path_.clear();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(dialog_.running());
+  if (ImGui::Button("Browse\xE2\x80\xA6")) {
+    error.clear();
+    const std::string ext = formats[format].extension;
+    if (!dialog_.Start(FileDialogKind::kSave, "Export view", path,
+                       {{ext + " figures", {"*." + ext}}, {"All files", {"*"}}}))
+      error = "no file dialog here (zenity or kdialog): type the path";
+  }
+  ImGui::EndDisabled();
   if (!error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.85f, 0.1f, 0.1f, 1));
     ImGui::TextWrapped("%s", error.c_str());
     ImGui::PopStyleColor();
   }
   if (ImGui::Button("Export")) {
-    try {
-      export_current_view(app, prefs, slot, views[view].name, path);
-      app.state.message = "saved " + path;
-      app.state.message_is_error = false;
-      ImGui::CloseCurrentPopup();
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
+    std::error_code ec;
+    if (path != confirmed_path_ && std::filesystem::exists(path, ec))
+      asking_replace_ = true;
+    else
+      do_export();
   }
   ImGui::SameLine();
   if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();

@@ -46,7 +46,15 @@ const std::vector<KeyBinding>& key_bindings() {
       {A::kFontLarger, GLFW_KEY_KP_ADD, kCtrl, S::kAlways, "Ctrl +", nullptr},
       {A::kFontSmaller, GLFW_KEY_MINUS, kCtrl, S::kAlways, "Ctrl \xE2\x88\x92", "smaller text"},
       {A::kFontSmaller, GLFW_KEY_KP_SUBTRACT, kCtrl, S::kAlways, "Ctrl \xE2\x88\x92", nullptr},
-      {A::kScreenshot, GLFW_KEY_S, kCtrl, S::kAlways, "Ctrl+S", "save a screenshot (PNG)"},
+      // F12, as Steam and many other programs take screenshots: PrtSc belongs to the desktop's
+      // own screenshot tool, Ctrl+S to saving.
+      {A::kScreenshot, GLFW_KEY_F12, 0, S::kAlways, "F12",
+       "save a screenshot (PNG in the pictures folder)"},
+      {A::kSaveSession, GLFW_KEY_S, kCtrl, S::kAlways, "Ctrl+S",
+       "save the session (to its file; the first time, ask where)"},
+      {A::kSaveSessionAs, GLFW_KEY_S, kCtrl | kShift, S::kAlways, "Ctrl+Shift+S",
+       "save the session as a new file"},
+      {A::kOpenSession, GLFW_KEY_O, kCtrl, S::kAlways, "Ctrl+O", "open a session"},
       {A::kFullscreen, GLFW_KEY_F11, 0, S::kAlways, "F11", "fullscreen"},
       {A::kLesson, GLFW_KEY_F5, 0, S::kAlways, "F5", "start or end the guided lesson"},
       {A::kQuit, GLFW_KEY_Q, kCtrl, S::kAlways, "Ctrl+Q", "quit"},

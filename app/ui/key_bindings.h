@@ -19,7 +19,10 @@ enum class Action {
   kTimelinePrevious,
   kFontLarger,
   kFontSmaller,
-  kScreenshot,
+  kScreenshot,     // F12 (Ctrl+S saves the session, as in every other application)
+  kSaveSession,    // Ctrl+S: to the session's file, else as Save as
+  kSaveSessionAs,  // Ctrl+Shift+S
+  kOpenSession,    // Ctrl+O
   kQuit,
   kFullscreen,
   kLesson,       // F5: enter or leave the guided lesson

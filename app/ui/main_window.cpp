@@ -122,6 +122,15 @@ void MainWindow::Perform(Action action, App& app, UiPrefs& prefs) {
     case Action::kScreenshot:
       wants_screenshot = true;
       break;
+    case Action::kSaveSession:
+      sessions.RequestSave(app, prefs);
+      break;
+    case Action::kSaveSessionAs:
+      sessions.RequestSaveAs(app);
+      break;
+    case Action::kOpenSession:
+      sessions.RequestOpen(app);
+      break;
     case Action::kQuit:
       wants_quit = true;
       break;

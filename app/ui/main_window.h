@@ -70,6 +70,9 @@ struct MainWindow {
     return (model_view.waiting && model_view_shown) || (lesson.busy && lesson_shown) ||
            settle_frames > 0;
   }
+  // A desktop file dialog (a child process, polled each frame) is open: a headless run waits for
+  // its answer; a visible window just keeps polling at its idle rate.
+  bool waiting_for_dialog() const { return sessions.busy() || export_view.busy(); }
   // What keys, menus or buttons asked for this frame (the frame loop clears them before the keys).
   bool wants_screenshot = false;
   bool wants_quit = false;

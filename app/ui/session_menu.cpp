@@ -10,6 +10,7 @@
 
 #include "app/lesson/lesson_steps.h"
 #include "app/session_io.h"
+#include "app/ui/key_bindings.h"
 #include "app/ui/settings.h"
 #include "core/util/file_read.h"
 
@@ -33,6 +34,10 @@ bool looks_like_session(const std::string& path) {
   head.resize(static_cast<std::size_t>(in.gcount()));
   return head.find("attnscope-session/") != std::string::npos;
 }
+
+std::vector<FileFilter> session_filters() {
+  return {{"attnscope sessions", {"*.attnscope", "*.json"}}, {"All files", {"*"}}};
+}
 }  // namespace
 
 void SessionMenu::Remember(const std::string& path) {
@@ -48,20 +53,82 @@ void SessionMenu::Open(App& app, UiPrefs& prefs, const std::string& path) {
   if (open_session_file(app, prefs, path)) Remember(path);
 }
 
-void SessionMenu::DrawItems(App& app, UiPrefs&) {
-  if (ImGui::MenuItem("Open session\xE2\x80\xA6")) {
-    want_open_popup_ = true;
-    path_field_ = recent.empty() ? default_session_path(app) : recent.front();
+void SessionMenu::RequestOpen(App& app) {
+  if (dialog_.running()) return;  // the open dialog answers first
+  const std::string start = recent.empty() ? default_session_path(app) : recent.front();
+  if (dialog_.Start(FileDialogKind::kOpen, "Open session", start, session_filters())) {
+    dialog_saves_ = false;
+    return;
   }
+  want_open_popup_ = true;
+  path_field_ = start;
+}
+
+void SessionMenu::RequestSaveAs(App& app) {
+  if (dialog_.running()) return;
+  const std::string start = default_session_path(app);
+  if (dialog_.Start(FileDialogKind::kSave, "Save session", start, session_filters())) {
+    dialog_saves_ = true;
+    return;
+  }
+  want_save_popup_ = true;
+  path_field_ = start;
+}
+
+void SessionMenu::RequestSave(App& app, UiPrefs& prefs) {
+  // A session that came from a file (or was saved) goes back to it, as in every editor.
+  if (!app.state.session_path.empty())
+    Save(app, prefs, app.state.session_path);
+  else
+    RequestSaveAs(app);
+}
+
+void SessionMenu::Save(App& app, UiPrefs& prefs, const std::string& path) {
+  if (save_session_file(app, prefs, path)) Remember(path);
+}
+
+void SessionMenu::SaveChecked(App& app, UiPrefs& prefs, const std::string& path, bool confirmed) {
+  std::error_code ec;
+  if (!confirmed && std::filesystem::exists(path, ec)) {
+    confirm_path_ = path;
+    want_confirm_popup_ = true;
+    return;
+  }
+  Save(app, prefs, path);
+}
+
+void SessionMenu::DrawItems(App& app, UiPrefs& prefs) {
+  if (ImGui::MenuItem("Open session\xE2\x80\xA6", shortcut(Action::kOpenSession))) RequestOpen(app);
   if (ImGui::BeginMenu("Recent sessions", !recent.empty())) {
     for (const std::string& r : std::vector<std::string>(recent))
       if (ImGui::MenuItem(r.c_str())) pending_open_ = r;
     ImGui::EndMenu();
   }
-  if (ImGui::MenuItem("Save session\xE2\x80\xA6")) {
-    want_save_popup_ = true;
-    path_field_ = default_session_path(app);
-  }
+  if (ImGui::MenuItem("Save session", shortcut(Action::kSaveSession))) RequestSave(app, prefs);
+  if (ImGui::MenuItem("Save session as\xE2\x80\xA6", shortcut(Action::kSaveSessionAs)))
+    RequestSaveAs(app);
+}
+
+int draw_replace_question(const char* id, const std::string& path) {
+  int answer = 0;
+  if (!ImGui::BeginPopupModal(id, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return answer;
+  const std::filesystem::path p(path);
+  ImGui::Text("Replace \xE2\x80\x9C%s\xE2\x80\x9D?", p.filename().string().c_str());
+  ImGui::TextDisabled("It already exists in %s; replacing it overwrites its contents.",
+                      p.parent_path().string().c_str());
+  // Enter and Escape count from the frame after it appeared (the Enter that typed the path must
+  // not answer too), once per press (a held key does not repeat into an answer).
+  const bool keys = !ImGui::IsWindowAppearing();
+  const auto pressed = [keys](ImGuiKey_ key) {
+    return keys && ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), false);
+  };
+  if (ImGui::Button("Replace") || pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter))
+    answer = 1;
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel") || pressed(ImGuiKey_Escape)) answer = -1;
+  if (answer) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+  return answer;
 }
 
 void SessionMenu::DrawPopups(App& app, UiPrefs& prefs) {
@@ -69,6 +136,25 @@ void SessionMenu::DrawPopups(App& app, UiPrefs& prefs) {
     std::string path = std::move(pending_open_);
     pending_open_.clear();
     Open(app, prefs, path);
+  }
+  // The desktop's dialog answered (polled every frame: the window never waits for it).
+  switch (dialog_.Poll()) {
+    case FileDialog::State::kChosen:
+      if (dialog_saves_)
+        SaveChecked(app, prefs, dialog_.path(), dialog_.confirmed_overwrite());
+      else
+        Open(app, prefs, dialog_.path());
+      break;
+    case FileDialog::State::kFailed:  // the typed path instead, with why
+      app.state.message = dialog_.error() + "; type the path instead";
+      app.state.message_is_error = true;
+      (dialog_saves_ ? want_save_popup_ : want_open_popup_) = true;
+      path_field_ = dialog_saves_ || recent.empty() ? default_session_path(app) : recent.front();
+      break;
+    case FileDialog::State::kCancelled:
+    case FileDialog::State::kRunning:
+    case FileDialog::State::kIdle:
+      break;
   }
   if (want_open_popup_) ImGui::OpenPopup("Open session");
   if (want_save_popup_) ImGui::OpenPopup("Save session");
@@ -83,15 +169,28 @@ void SessionMenu::DrawPopups(App& app, UiPrefs& prefs) {
     bool enter =
         ImGui::InputText("##session_path", &path_field_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::Button(saving ? "Save" : "Open") || enter) {
-      if (saving ? save_session_file(app, prefs, path_field_)
-                 : open_session_file(app, prefs, path_field_))
-        Remember(path_field_);
       ImGui::CloseCurrentPopup();
+      if (saving)
+        SaveChecked(app, prefs, path_field_, false);
+      else
+        Open(app, prefs, path_field_);
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
       ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
+  }
+  // Saving over a file asks; Cancel leaves it as it was.
+  if (want_confirm_popup_) ImGui::OpenPopup("Replace the session file?");
+  want_confirm_popup_ = false;
+  if (!confirm_path_.empty()) {
+    const int answer = draw_replace_question("Replace the session file?", confirm_path_);
+    if (answer > 0) Save(app, prefs, confirm_path_);
+    if (answer < 0) {
+      app.state.message = "not saved: " + confirm_path_ + " was kept as it was";
+      app.state.message_is_error = false;
+    }
+    if (answer) confirm_path_.clear();
   }
 }
 

@@ -1,4 +1,6 @@
 #include "app/views/controls_panel.h"
+
+#include "app/ui/key_bindings.h"
 #include "app/views/draw_util.h"
 #include "app/views/intervention_controls.h"
 
@@ -167,7 +169,8 @@ bool ControlsPanel::Draw(App& app, UiPrefs& prefs) {
   ImGui::RadioButton("2\xC3\x97", &prefs.screenshot_scale, 2);
   ImGui::SameLine();
   ImGui::RadioButton("4\xC3\x97", &prefs.screenshot_scale, 4);
-  requested_screenshot = ImGui::Button("Save PNG  (Ctrl+S)", ImVec2(-1, 0));
+  requested_screenshot = ImGui::Button(
+      (std::string("Save PNG  (") + shortcut(Action::kScreenshot) + ")").c_str(), ImVec2(-1, 0));
   return style_changed;
 }
 

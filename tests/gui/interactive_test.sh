@@ -1,13 +1,17 @@
 #!/bin/bash
 # The visible window driven by real key presses (xdotool under Xvfb, no window manager):
-# Ctrl+S writes a timestamped PNG of the window into ~/Pictures/attnscope, Ctrl+= enlarges the
-# text, Ctrl+Q quits with exit code 0, and the settings are remembered in $XDG_CONFIG_HOME.
+# F12 writes a timestamped PNG of the window into the pictures folder that user-dirs.dirs names
+# (XDG_PICTURES_DIR="$HOME/Bilder": Bilder/attnscope), Ctrl+= enlarges the text, Ctrl+Q quits
+# with exit code 0, and the settings are remembered in $XDG_CONFIG_HOME.
 # Usage: interactive_test.sh ATTNSCOPE_BINARY   (run under xvfb-run)
 set -u
 bin=$1
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export HOME=$home XDG_CONFIG_HOME=$home/config
+unset XDG_PICTURES_DIR
+mkdir -p "$XDG_CONFIG_HOME"
+echo 'XDG_PICTURES_DIR="$HOME/Bilder"' >"$XDG_CONFIG_HOME/user-dirs.dirs"
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
 
 frames=$home/frames
@@ -18,13 +22,14 @@ wid=$(timeout 60 xdotool search --sync --onlyvisible --name attnscope | head -1)
 xdotool windowfocus "$wid" || fail "windowfocus"
 wait_settled  # the first frames drawn (frames.sh: no fixed sleep a busy machine overruns)
 wait_frames 3
-xdotool key ctrl+s
+xdotool key F12
 for _ in $(seq 600); do
-  shot=$(ls "$home"/Pictures/attnscope/attnscope-*.png 2>/dev/null | head -1)
+  shot=$(ls "$home"/Bilder/attnscope/attnscope-*.png 2>/dev/null | head -1)
   [ -n "$shot" ] && break
   sleep 0.25
 done
-[ -n "$shot" ] || fail "Ctrl+S wrote no screenshot"
+[ -n "$shot" ] || fail "F12 wrote no screenshot in \$HOME/Bilder/attnscope"
+[ -e "$home/Pictures" ] && fail "a screenshot went to ~/Pictures, not to XDG_PICTURES_DIR"
 wait_frames 3  # the PNG is written within the frame that took it
 # PNG header: width and height are big-endian 32-bit numbers at bytes 16 and 20.
 size=$(od -An -tu1 -j16 -N8 "$shot" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}')
