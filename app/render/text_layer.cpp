@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <functional>
 
+#include "app/ui/imgui_compat.h"
+
 namespace attnscope {
 
 float pixel_density() {
@@ -182,7 +184,7 @@ DrawnText TextLayer::draw(ImDrawList* dl, ImVec2 pos, std::string_view text, flo
   if (!sh.ink) return out;
   const float ix = bx + sh.image_x / s, iy = by + sh.image_y / s;
   const float iw = sh.image_w / s, ih = sh.image_h / s;
-  const ImTextureID id = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(t.texture->id()));
+  const ImTextureID id = imgui_compat::texture_id(t.texture->id());
   const ImU32 tint = IM_COL32(255, 255, 255, (color >> IM_COL32_A_SHIFT) & 0xFF);
   dl->AddImageQuad(id, place(ix, iy), place(ix + iw, iy), place(ix + iw, iy + ih),
                    place(ix, iy + ih), ImVec2(0, 0), ImVec2(1, 0), ImVec2(1, 1), ImVec2(0, 1),

@@ -13,6 +13,7 @@
 
 #include "app/render/heatmap_renderer.h"
 #include "app/ui/background_task.h"
+#include "app/ui/imgui_compat.h"
 #include "app/views/shown_matrix.h"
 
 namespace attnscope {
@@ -39,9 +40,7 @@ class ThumbnailAtlas {
   bool ready() const { return ready_; }
   bool busy() const { return pending_.busy(); }        // a preparation is running
   const std::string& error() const { return error_; }  // why the last preparation failed
-  ImTextureID texture() const {
-    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(target_.color().id()));
-  }
+  ImTextureID texture() const { return imgui_compat::texture_id(target_.color().id()); }
   // Texture coordinates of (layer, head)'s thumbnail: top-left and bottom-right.
   ImVec2 uv0(int layer, int head) const;
   ImVec2 uv1(int layer, int head) const;

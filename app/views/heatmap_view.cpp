@@ -10,6 +10,7 @@
 
 #include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
+#include "app/ui/imgui_compat.h"
 #include "app/ui/layout.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
@@ -31,7 +32,7 @@ std::uint64_t cache_key(const ColorScale& c) {
 }
 
 ImTextureID texture_id(const GlFramebuffer& fb) {
-  return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(fb.color().id()));
+  return imgui_compat::texture_id(fb.color().id());
 }
 
 // The margins around the grid for labels `label_w` wide (before any cut) at `font`: labels left
