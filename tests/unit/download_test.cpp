@@ -18,6 +18,7 @@
 #include "core/model/registry.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
+#include "tests/unit/fake_hub_repo.h"
 #include "tests/unit/fixture_http_server.h"
 #include "tests/unit/hf_test_util.h"
 
@@ -30,44 +31,10 @@ using testing::read_file;
 using testing::ScopedEnv;
 using testing::TempDir;
 
-const std::string kRepo = "test-org/tiny-gpt2";
-const std::string kSha = "0123456789abcdef0123456789abcdef01234567";
-
-std::string random_bytes(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(gen() & 0xff);
-  return s;
-}
-
-// A fake hub repo: the API answer and the files behind resolve/<sha>/.
-struct FakeRepo {
-  std::map<std::string, std::string> files = {
-      {"config.json", R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2})"},
-      {"model.safetensors", random_bytes(300000, 1)},
-      {"vocab.json", R"({"a": 0, "b": 1})"},
-      {"merges.txt", "#version: 0.2\na b\n"},
-      {"pytorch_model.bin", random_bytes(1000, 2)},  // must not be fetched
-      {"README.md", "# tiny\n"},                     // must not be fetched
-  };
-  nlohmann::json config = {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}};
-
-  void install(FixtureHttpServer& server) const {
-    nlohmann::json siblings = nlohmann::json::array();
-    for (const auto& [name, body] : files) {
-      nlohmann::json entry = {{"rfilename", name}, {"size", body.size()}};
-      if (name.ends_with(".safetensors") || name.ends_with(".bin"))  // LFS files, as on the hub
-        entry["lfs"] = {{"sha256", sha256_hex(body)}, {"size", body.size()}, {"pointerSize", 134}};
-      siblings.push_back(entry);
-      server.serve("/" + kRepo + "/resolve/" + kSha + "/" + name, body);
-    }
-    nlohmann::json api = {{"id", kRepo}, {"sha", kSha}, {"siblings", siblings}, {"config", config}};
-    server.serve("/api/models/" + kRepo + "/revision/main", api.dump());
-  }
-  std::string weights_path() const {
-    return "/" + kRepo + "/resolve/" + kSha + "/model.safetensors";
-  }
-};
+using testing::FakeRepo;
+using testing::gets_for;
+using testing::kRepo;
+using testing::kSha;
 
 class DownloadTest : public ::testing::Test {
  protected:
@@ -85,6 +52,10 @@ class DownloadTest : public ::testing::Test {
   }
   fs::path repo_dir() const { return request.cache_dir / "models--test-org--tiny-gpt2"; }
   fs::path snapshot() const { return repo_dir() / "snapshots" / kSha; }
+  // Where the weights' partial download waits to be resumed: beside their blob.
+  fs::path weights_part() const {
+    return repo_dir() / "blobs" / (repo.etag("model.safetensors") + ".incomplete");
+  }
 
   TempDir tmp;
   ScopedEnv env;
@@ -149,7 +120,7 @@ TEST_F(DownloadTest, DroppedConnectionResumesWithRangeInTheSameCall) {
   server.drop_after(repo.weights_path(), 100000);
   DownloadResult result = download_model(request);
   EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
-  auto reqs = server.requests_for(repo.weights_path());
+  auto reqs = gets_for(server, repo.weights_path());
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].range, "");
   EXPECT_EQ(reqs[1].range, "bytes=100000-");
@@ -165,7 +136,7 @@ TEST_F(DownloadTest, InterruptedDownloadResumesInALaterCall) {
     EXPECT_NE(std::string(e.what()).find("model.safetensors"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("resume"), std::string::npos) << e.what();
   }
-  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  const fs::path part = weights_part();
   ASSERT_TRUE(fs::exists(part));
   EXPECT_EQ(fs::file_size(part), 70000u);
   EXPECT_EQ(read_file(part), repo.files.at("model.safetensors").substr(0, 70000));
@@ -177,7 +148,7 @@ TEST_F(DownloadTest, InterruptedDownloadResumesInALaterCall) {
   EXPECT_FALSE(fs::exists(part));
   EXPECT_EQ(result.bytes_fetched, repo.files.at("model.safetensors").size() - 70000 +
                                       repo.files.at("config.json").size());
-  auto reqs = server.requests_for(repo.weights_path());
+  auto reqs = gets_for(server, repo.weights_path());
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[1].range, "bytes=70000-");
   EXPECT_EQ(read_file(repo_dir() / "refs" / "main"), kSha);
@@ -185,27 +156,33 @@ TEST_F(DownloadTest, InterruptedDownloadResumesInALaterCall) {
 
 TEST_F(DownloadTest, ServerIgnoringRangeRestartsTheFileCleanly) {
   // A partial file whose bytes are wrong: a 200 answer must replace it, not append to it.
-  testing::write_file(snapshot() / "model.safetensors.incomplete", std::string(5000, 'x'));
+  testing::write_file(weights_part(), std::string(5000, 'x'));
   server.ignore_range(true);
   download_model(request);
   EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
-  auto reqs = server.requests_for(repo.weights_path());
+  auto reqs = gets_for(server, repo.weights_path());
   ASSERT_EQ(reqs.size(), 1u);
   EXPECT_EQ(reqs[0].range, "bytes=5000-");
 }
 
 TEST_F(DownloadTest, PartialFileTheServerCannotContinueStartsOver) {
-  // Without sizes from the API a leftover part can be as long as the file: the server answers 416.
+  // Without sizes from the API (nor X-Linked-Size from a redirect) a leftover part can be as long
+  // as the file: the server answers 416.
   nlohmann::json siblings = nlohmann::json::array();
   for (const auto& [name, body] : repo.files) siblings.push_back({{"rfilename", name}});
   server.serve("/api/models/" + kRepo + "/revision/main",
                nlohmann::json{{"sha", kSha}, {"siblings", siblings}}.dump());
   const std::string& weights = repo.files.at("model.safetensors");
-  testing::write_file(snapshot() / "model.safetensors.incomplete",
+  const std::string etag = "00112233445566778899aabbccddeeff00112233";
+  server.headers(repo.weights_path(), "ETag: \"" + etag + "\"\r\n");
+  server.redirect(repo.weights_path(), server.endpoint() + "/cdn/weights");
+  server.serve("/cdn/weights", weights);
+  testing::write_file(repo_dir() / "blobs" / (etag + ".incomplete"),
                       std::string(weights.size(), 'y'));
   download_model(request);
   EXPECT_EQ(read_file(snapshot() / "model.safetensors"), weights);
-  auto reqs = server.requests_for(repo.weights_path());
+  EXPECT_EQ(fs::read_symlink(snapshot() / "model.safetensors"), "../../blobs/" + etag);
+  auto reqs = gets_for(server, "/cdn/weights");
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].range, "bytes=" + std::to_string(weights.size()) + "-");
   EXPECT_EQ(reqs[1].range, "");
@@ -286,9 +263,9 @@ TEST_F(DownloadTest, DamagedWeightsAreCaughtBySha256AndFetchedAgain) {
         << e.what();
   }
   EXPECT_FALSE(fs::exists(snapshot() / "model.safetensors"));
-  EXPECT_FALSE(fs::exists(snapshot() / "model.safetensors.incomplete"));
-  EXPECT_EQ(server.requests_for(repo.weights_path()).size(), 2u);
-  for (const auto& r : server.requests_for(repo.weights_path())) EXPECT_EQ(r.range, "");
+  EXPECT_FALSE(fs::exists(weights_part()));
+  EXPECT_EQ(gets_for(server, repo.weights_path()).size(), 2u);
+  for (const auto& r : gets_for(server, repo.weights_path())) EXPECT_EQ(r.range, "");
 
   server.serve(repo.weights_path(), repo.files.at("model.safetensors"));
   download_model(request);
@@ -377,7 +354,8 @@ TEST_F(DownloadTest, ServerSendingMoreThanTheListedSizeIsCutOff) {
   }
   // What the kernel buffered before the client closed, not 64 MB (nor 4 x 64 MB).
   EXPECT_LT(server.bytes_streamed(), 16u << 20);
-  EXPECT_FALSE(fs::exists(snapshot() / "merges.txt.incomplete"));
+  for (const auto& entry : fs::recursive_directory_iterator(repo_dir()))
+    EXPECT_EQ(entry.path().string().find(".incomplete"), std::string::npos) << entry.path();
 }
 
 TEST_F(DownloadTest, CancelStopsTheTransferAndKeepsThePartForResume) {
@@ -387,7 +365,7 @@ TEST_F(DownloadTest, CancelStopsTheTransferAndKeepsThePartForResume) {
     if (p.file == "model.safetensors" && p.file_done > 0) cancel = true;
   };
   EXPECT_THROW(download_model(request, on_progress, &cancel), DownloadCancelled);
-  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  const fs::path part = weights_part();
   ASSERT_TRUE(fs::exists(part));
   const std::uint64_t kept = fs::file_size(part);
   EXPECT_GT(kept, 0u);
@@ -397,7 +375,7 @@ TEST_F(DownloadTest, CancelStopsTheTransferAndKeepsThePartForResume) {
   server.throttle(0, std::chrono::milliseconds(0));
   download_model(request);
   EXPECT_EQ(read_file(snapshot() / "model.safetensors"), repo.files.at("model.safetensors"));
-  auto reqs = server.requests_for(repo.weights_path());
+  auto reqs = gets_for(server, repo.weights_path());
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[1].range, "bytes=" + std::to_string(kept) + "-");
 }
@@ -567,7 +545,7 @@ TEST_F(DownloadTest, DrippingServerStopsAtTheOverallDeadlineKeepingWhatArrived) 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 8.0);
   EXPECT_TRUE(dripping);
-  const fs::path part = snapshot() / "model.safetensors.incomplete";
+  const fs::path part = weights_part();
   ASSERT_TRUE(fs::exists(part));
   EXPECT_GT(fs::file_size(part), 0u);
   EXPECT_FALSE(fs::exists(snapshot() / "config.json"));

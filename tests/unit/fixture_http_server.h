@@ -1,7 +1,9 @@
 #pragma once
 // A tiny HTTP/1.1 server for the download tests: serves fixture bodies from memory on 127.0.0.1 at
 // an ephemeral port, one connection at a time, "Connection: close" on every answer. Supports GET,
-// `Range: bytes=N-` (206, or 200 when told to ignore ranges, 416 past the end), 404, 302
+// HEAD (the GET's status and headers, no body), extra headers per path (the hub's ETag,
+// X-Linked-Etag, X-Repo-Commit, …), `Range: bytes=N-` (206, or 200 when told to ignore ranges,
+// 416 past the end), 404, 302
 // redirects, dropping the connection part-way through a body (to test resuming) and sending slowly
 // (to test cancelling). Every loop is bounded by a timeout or the stop flag, so tests always end.
 #include <arpa/inet.h>
@@ -60,12 +62,17 @@ class FixtureHttpServer {
     std::lock_guard lock(mutex_);
     bodies_[path] = std::move(body);
   }
+  // Header lines ("Name: value\r\n" each) added to every answer for `path`: 200, 206, 302, HEAD.
+  void headers(const std::string& path, std::string lines) {
+    std::lock_guard lock(mutex_);
+    headers_[path] = std::move(lines);
+  }
   void redirect(const std::string& path, const std::string& location) {
     std::lock_guard lock(mutex_);
     redirects_[path] = location;
   }
-  // The next `times` GETs of `path` send the headers of the full answer but only `bytes` bytes of
-  // its body, then close the connection.
+  // The next `times` GETs of `path` (HEADs not counted) send the headers of the full answer but
+  // only `bytes` bytes of its body, then close the connection.
   void drop_after(const std::string& path, size_t bytes, int times = 1) {
     std::lock_guard lock(mutex_);
     drops_[path] = {bytes, times};
@@ -158,7 +165,7 @@ class FixtureHttpServer {
     req.range = header_value(head, "Range");
     req.authorization = header_value(head, "Authorization");
 
-    std::string body, location;
+    std::string body, location, extra;
     bool found = false, is_redirect = false, is_silent = false;
     size_t endless = 0;
     size_t drop_at = std::string::npos;
@@ -167,13 +174,15 @@ class FixtureHttpServer {
       requests_.push_back(req);
       is_silent = silent_.count(req.path) > 0;
       if (auto e = endless_.find(req.path); e != endless_.end()) endless = e->second;
+      if (auto h = headers_.find(req.path); h != headers_.end()) extra = h->second;
       if (auto r = redirects_.find(req.path); r != redirects_.end()) {
         is_redirect = true;
         location = r->second;
       } else if (auto b = bodies_.find(req.path); b != bodies_.end()) {
         found = true;
         body = b->second;
-        if (auto d = drops_.find(req.path); d != drops_.end() && d->second.second > 0) {
+        auto d = drops_.find(req.path);  // a HEAD sends no body to drop
+        if (req.method == "GET" && d != drops_.end() && d->second.second > 0) {
           drop_at = d->second.first;
           --d->second.second;
         }
@@ -181,18 +190,23 @@ class FixtureHttpServer {
     }
     if (is_silent) {
       hold_silently(fd);
-    } else if (endless > 0) {
-      send_endless(fd, endless);
-    } else if (req.method != "GET") {
+    } else if (req.method != "GET" && req.method != "HEAD") {
       send_text(fd, "405 Method Not Allowed", "");
+    } else if (endless > 0) {
+      if (req.method == "HEAD") {
+        const std::string h = "HTTP/1.1 200 OK\r\n" + extra + "Connection: close\r\n\r\n";
+        send_all(fd, h.data(), h.size());
+      } else {
+        send_endless(fd, endless);
+      }
     } else if (is_redirect) {
-      std::string h = "HTTP/1.1 302 Found\r\nLocation: " + location +
-                      "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      std::string h = "HTTP/1.1 302 Found\r\nLocation: " + location + "\r\n" + extra +
+                      "Content-Length: 0\r\nConnection: close\r\n\r\n";
       send_all(fd, h.data(), h.size());
     } else if (!found) {
-      send_text(fd, "404 Not Found", "{\"error\":\"Repository Not Found\"}");
+      send_text(fd, "404 Not Found", "{\"error\":\"Repository Not Found\"}", req.method == "HEAD");
     } else {
-      send_body(fd, req, body, drop_at);
+      send_body(fd, req, body, drop_at, extra);
     }
   }
 
@@ -219,13 +233,15 @@ class FixtureHttpServer {
     }
   }
 
-  void send_text(int fd, const std::string& status, const std::string& text) {
+  void send_text(int fd, const std::string& status, const std::string& text,
+                 bool head_only = false) {
     std::string h = "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(text.size()) +
-                    "\r\nConnection: close\r\n\r\n" + text;
+                    "\r\nConnection: close\r\n\r\n" + (head_only ? std::string() : text);
     send_all(fd, h.data(), h.size());
   }
 
-  void send_body(int fd, const Request& req, const std::string& body, size_t drop_at) {
+  void send_body(int fd, const Request& req, const std::string& body, size_t drop_at,
+                 const std::string& extra) {
     size_t from = 0;
     unsigned long long asked = 0;
     const bool ranged =
@@ -242,9 +258,9 @@ class FixtureHttpServer {
     } else {
       h = "HTTP/1.1 200 OK\r\n";
     }
-    h += "Content-Length: " + std::to_string(body.size() - from) +
+    h += extra + "Content-Length: " + std::to_string(body.size() - from) +
          "\r\nAccept-Ranges: bytes\r\nConnection: close\r\n\r\n";
-    if (!send_all(fd, h.data(), h.size())) return;
+    if (!send_all(fd, h.data(), h.size()) || req.method == "HEAD") return;
     const size_t end =
         drop_at == std::string::npos ? body.size() : std::min(body.size(), from + drop_at);
     const size_t chunk = chunk_ > 0 ? chunk_.load() : body.size() + 1;
@@ -261,7 +277,7 @@ class FixtureHttpServer {
   std::atomic<int> pause_ms_{0};
   std::thread thread_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::string> bodies_, redirects_;
+  std::map<std::string, std::string> bodies_, redirects_, headers_;
   std::map<std::string, std::pair<size_t, int>> drops_;
   std::set<std::string> silent_;
   std::map<std::string, size_t> endless_;

@@ -60,13 +60,15 @@ class ScopedEnv {
 };
 
 // All hub-cache variables cleared and HOME pointed at `home`, so no real cache is ever seen.
+// Every variable huggingface_hub reads for paths, tokens and offline mode is cleared: a user's
+// HF_HUB_OFFLINE=1 or token file must not change what a test sees.
 inline void isolate_hf_env(ScopedEnv& env, const std::filesystem::path& home) {
-  env.set("HF_HUB_CACHE", std::nullopt)
-      .set("HF_HOME", std::nullopt)
-      .set("XDG_CACHE_HOME", std::nullopt)
-      .set("HF_ENDPOINT", std::nullopt)
-      .set("HF_TOKEN", std::nullopt)
-      .set("HOME", home.string());
+  for (const char* name :
+       {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HF_ENDPOINT",
+        "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_IMPLICIT_TOKEN"})
+    env.set(name, std::nullopt);
+  env.set("HOME", home.string());
 }
 
 class ScopedCwd {

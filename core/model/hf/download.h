@@ -1,21 +1,35 @@
 #pragma once
-// Fetching a model folder from the Hugging Face hub (libcurl) into the hub cache layout that
-// resolve_model_spec() reads:
-//   CACHE/models--ORG--NAME/snapshots/<commit sha>/FILE   (plain files; no blobs/ folder and no
-//                                                          symlinks: simpler, and the hub cache
-//                                                          readers accept it)
-//   CACHE/models--ORG--NAME/refs/<revision>               (the commit sha, written last)
+// Fetching a model folder from the Hugging Face hub (libcurl) into the hub cache exactly as
+// huggingface_hub's hf_hub_download / snapshot_download write it, so Python and attnscope share one
+// copy:
+//   CACHE/models--ORG--NAME/blobs/<etag>                 the file's bytes, named by its ETag: the
+//                                                        SHA-256 of an LFS file (X-Linked-Etag),
+//                                                        the git blob id of the others (ETag)
+//   CACHE/models--ORG--NAME/snapshots/<commit>/FILE      a RELATIVE symlink ../../blobs/<etag>
+//   CACHE/models--ORG--NAME/refs/<revision>              the commit hash (written last, and not for
+//                                                        a revision that is itself the commit)
+//   CACHE/.locks/models--ORG--NAME/<etag>.lock           flock'ed while a blob is written (the
+//                                                        lock huggingface_hub takes for it)
+// A file two revisions share is one blob. The ETag comes from a HEAD request on the file's
+// resolve/ URL (relative redirects followed, a CDN redirect not), as get_hf_file_metadata does.
 // Only the files attnscope reads are fetched: config.json, model.safetensors (or its shards and
 // model.safetensors.index.json) and the tokenizer files. config.json comes last, so a snapshot
 // holds a config.json only once its weights are complete.
 //
-// Each file is written to FILE.incomplete and renamed when complete. An interrupted or cancelled
-// download leaves FILE.incomplete behind; the next attempt (in the same call after a dropped
-// connection, or a later call) continues with an HTTP Range request; a server that ignores Range
-// (answers 200) restarts the file from zero.
+// A blob is written to blobs/<etag>.<pid-random>.incomplete (a name no other process writes) and
+// renamed into place. An interrupted or cancelled download leaves blobs/<etag>.incomplete behind
+// (the name older huggingface_hub versions resumed too); the next attempt (in the same call after a
+// dropped connection, or a later call) takes it over by renaming it to its own name and continues
+// with an HTTP Range request; a server that ignores Range (answers 200) restarts the file from
+// zero.
 //
-// The endpoint is $HF_ENDPOINT or https://huggingface.co; $HF_TOKEN, when set, is sent as a Bearer
-// token. Runs on any thread; `cancel` is polled during transfers (at least once a second).
+// Earlier attnscope versions wrote plain files into snapshots/<commit>/; they still open, and the
+// next download of that model moves each into blobs/ and links it (nothing fetched again).
+//
+// The endpoint is $HF_ENDPOINT or https://huggingface.co. The token is huggingface_hub's
+// (find_hub_token). With HF_HUB_OFFLINE=1 no connection is opened: the cached snapshot of the
+// revision is returned, or a DownloadError says offline mode is on and what is missing. Runs on any
+// thread; `cancel` is polled during transfers and lock waits (at least once a second).
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -33,7 +47,7 @@ struct DownloadRequest {
   std::string revision = "main";    // branch, tag or commit
   std::filesystem::path cache_dir;  // empty: default_hub_cache()
   std::string endpoint;             // empty: $HF_ENDPOINT, else https://huggingface.co
-  std::string token;                // empty: $HF_TOKEN (if set)
+  std::string token;                // empty: find_hub_token()
   int attempts_per_file = 4;        // a dropped connection is retried, resuming where it stopped
   // Give up on a connection that delivers no byte for this long (huggingface_hub waits 10 s). A
   // server that accepted the connection but never answered is not asked again.
@@ -56,6 +70,9 @@ struct DownloadProgress {
   std::uint64_t done = 0, total = 0;            // bytes of all files; total 0 when unknown
   double bytes_per_second = 0;                  // transfer speed in this call
   double waiting_s = 0;  // > 0: connected, but the server has sent nothing for this long
+  // With waiting_s: waiting for another process's download of the same blob (its lock), not for
+  // the server.
+  bool waiting_for_lock = false;
   // Overall progress in [0, 1] (by bytes when the sizes are known, else by files).
   double fraction() const;
 };
@@ -76,6 +93,9 @@ struct DownloadResult {
   std::vector<std::string> files;  // the files in the folder, in download order
   std::uint64_t bytes_fetched =
       0;  // bytes transferred by this call (already present ones excluded)
+  // Offline mode (HF_HUB_OFFLINE): the revision's snapshot as the cache holds it; the hub was not
+  // asked.
+  bool offline = false;
 };
 
 // The hub or the network failed (the message has curl's or the server's reason).
@@ -95,6 +115,18 @@ DownloadResult download_model(const DownloadRequest& request,
 
 // $HF_ENDPOINT without a trailing slash, else "https://huggingface.co".
 std::string hub_endpoint();
+
+// The token huggingface_hub's get_token() finds (without its OIDC and Colab sources): $HF_TOKEN,
+// else $HUGGING_FACE_HUB_TOKEN, else the token file (hub_token_path(): $HF_TOKEN_PATH, else
+// $HF_HOME/token, else ~/.cache/huggingface/token). Carriage returns and newlines are removed and
+// surrounding whitespace stripped; what is then empty is no token. With
+// HF_HUB_DISABLE_IMPLICIT_TOKEN=1 none is used. A token file that exists but cannot be read throws
+// a UsageError naming it. The token itself never appears in a message.
+struct HubToken {
+  std::string value;   // "" when there is none
+  std::string source;  // "$HF_TOKEN", "$HUGGING_FACE_HUB_TOKEN" or the file's path
+};
+HubToken find_hub_token();
 
 // Of a repo's files (the hub's "siblings"), those attnscope needs, in download order (config.json
 // last). Throws ModelError when there is no config.json or no safetensors weights (with advice

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
@@ -47,9 +48,14 @@ bool is_file(const fs::path& p) {
 // Which environment variable chose the hub cache, for error messages.
 std::string hub_cache_origin() {
   if (!env_or_empty("HF_HUB_CACHE").empty()) return "$HF_HUB_CACHE";
+  if (!env_or_empty("HUGGINGFACE_HUB_CACHE").empty()) return "$HUGGINGFACE_HUB_CACHE";
   if (!env_or_empty("HF_HOME").empty()) return "$HF_HOME/hub";
   if (!env_or_empty("XDG_CACHE_HOME").empty()) return "$XDG_CACHE_HOME/huggingface/hub";
   return "the default";
+}
+
+bool is_var_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
 // Repo ids are ORG/NAME or NAME with the hub's characters; anything else is not looked up.
@@ -134,12 +140,67 @@ fs::path expand_user(const std::string& path) {
   return path;
 }
 
-fs::path default_hub_cache() {
-  if (std::string v = env_or_empty("HF_HUB_CACHE"); !v.empty()) return expand_user(v);
-  if (std::string v = env_or_empty("HF_HOME"); !v.empty()) return expand_user(v) / "hub";
+fs::path expand_user_and_vars(const std::string& path) {
+  const std::string in = expand_user(path).string();
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    if (in[i] != '$') {
+      out += in[i++];
+      continue;
+    }
+    // $NAME or ${NAME}; anything else (a lone $, an unset variable) stays as written.
+    const bool braced = i + 1 < in.size() && in[i + 1] == '{';
+    const size_t begin = i + (braced ? 2 : 1);
+    size_t end = begin;
+    while (end < in.size() && is_var_char(in[end])) ++end;
+    if (end == begin || (braced && (end >= in.size() || in[end] != '}'))) {
+      out += in[i++];
+      continue;
+    }
+    const char* value = std::getenv(in.substr(begin, end - begin).c_str());
+    const size_t next = braced ? end + 1 : end;
+    if (value)
+      out += value;
+    else
+      out += in.substr(i, next - i);
+    i = next;
+  }
+  return out;
+}
+
+fs::path hf_home() {
+  if (std::string v = env_or_empty("HF_HOME"); !v.empty()) return expand_user_and_vars(v);
   if (std::string v = env_or_empty("XDG_CACHE_HOME"); !v.empty())
-    return expand_user(v) / "huggingface" / "hub";
-  return fs::path(home_dir()) / ".cache" / "huggingface" / "hub";
+    return expand_user_and_vars(v) / "huggingface";
+  return fs::path(home_dir()) / ".cache" / "huggingface";
+}
+
+fs::path default_hub_cache() {
+  if (std::string v = env_or_empty("HF_HUB_CACHE"); !v.empty()) return expand_user_and_vars(v);
+  if (std::string v = env_or_empty("HUGGINGFACE_HUB_CACHE"); !v.empty())
+    return expand_user_and_vars(v);
+  return hf_home() / "hub";
+}
+
+fs::path hub_token_path() {
+  if (std::string v = env_or_empty("HF_TOKEN_PATH"); !v.empty()) return expand_user_and_vars(v);
+  return hf_home() / "token";
+}
+
+std::string hub_offline_setting() {
+  // huggingface_hub: _is_true(os.environ.get("HF_HUB_OFFLINE") or
+  // os.environ.get("TRANSFORMERS_OFFLINE")): the first variable wins when it is set and not
+  // empty, even when it says no.
+  for (const char* name : {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}) {
+    const std::string value = env_or_empty(name);
+    if (value.empty()) continue;
+    std::string upper = value;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper == "1" || upper == "ON" || upper == "YES" || upper == "TRUE")
+      return std::string(name) + "=" + value;
+    return "";
+  }
+  return "";
 }
 
 fs::path project_models_dir() {
@@ -274,13 +335,21 @@ fs::path resolve_model_spec(const std::string& spec) {
     }
   }
   if (is_dir(as_path)) return as_path;  // not a model folder: opening it says what is missing
+  const std::string offline = hub_offline_setting();
   std::ostringstream msg;
-  msg << "no model '" << spec << "' found. Looked in: ";
+  msg << "no model '" << spec << "' found";
+  if (!offline.empty()) msg << " (offline mode is on: " << offline << ")";
+  msg << ". Looked in: ";
   for (size_t i = 0; i < search.looked.size(); ++i) msg << (i ? "; " : "") << search.looked[i];
   msg << " (hub cache from " << hub_cache_origin() << ").";
   for (const std::string& note : search.notes) msg << ' ' << note << '.';
-  msg << " Fetch it with `attnscope download " << suggested_repo_id(spec)
-      << "` or see what is here with `attnscope models`.";
+  if (!offline.empty())
+    msg << " Offline mode downloads nothing: unset " << offline.substr(0, offline.find('='))
+        << " and run `attnscope download " << suggested_repo_id(spec)
+        << "`, or see what is here with `attnscope models`.";
+  else
+    msg << " Fetch it with `attnscope download " << suggested_repo_id(spec)
+        << "` or see what is here with `attnscope models`.";
   throw UsageError(msg.str());
 }
 

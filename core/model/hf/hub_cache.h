@@ -5,9 +5,12 @@
 // ("gpt2", "openai-community/gpt2"). Repo ids are looked up in two roots:
 //   1. ./models (project-local): plain folders ./models/NAME or ./models/ORG/NAME, and also the
 //      hub layout (./models/models--ORG--NAME/...), so `attnscope download --cache ./models` works;
-//   2. the Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
-//      $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub, with the layout
-//      models--ORG--NAME/snapshots/<revision>/ and refs/main naming the revision to use.
+//   2. the Hugging Face hub cache: $HF_HUB_CACHE, else $HUGGINGFACE_HUB_CACHE (the old name),
+//      else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+//      (huggingface_hub's constants.py, `~` and $VARS expanded as it does), with the layout
+//      huggingface_hub writes: models--ORG--NAME/snapshots/<commit>/FILE (a relative symlink into
+//      blobs/, or a plain file as attnscope before 0.25 wrote them) and refs/main naming the
+//      commit to use.
 // Exact names win over fuzzy ones: a bare NAME first matches ./models/NAME or models--NAME, and
 // only then any models--ORG--NAME whose NAME part matches, if exactly one does (the hub moved
 // "gpt2" to "openai-community/gpt2" and "bert-base-uncased" to "google-bert/bert-base-uncased").
@@ -23,8 +26,25 @@ namespace attnscope {
 // `~` and `~/…` expanded with $HOME; anything else returned unchanged.
 std::filesystem::path expand_user(const std::string& path);
 
+// `~` expanded, then $NAME and ${NAME} replaced by the variable's value (unset ones left as they
+// are): Python's os.path.expandvars(os.path.expanduser(path)), as huggingface_hub reads its paths.
+std::filesystem::path expand_user_and_vars(const std::string& path);
+
 // The hub cache folder from the environment (see above). It need not exist.
 std::filesystem::path default_hub_cache();
+
+// huggingface_hub's HF_HOME: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+// ~/.cache/huggingface.
+std::filesystem::path hf_home();
+
+// The token file `hf auth login` (`huggingface-cli login`) writes: $HF_TOKEN_PATH, else
+// hf_home()/token.
+std::filesystem::path hub_token_path();
+
+// Offline mode as huggingface_hub reads it: $HF_HUB_OFFLINE, or when that is unset or empty
+// $TRANSFORMERS_OFFLINE, is 1, ON, YES or TRUE in any case. Returns how it was turned on
+// ("HF_HUB_OFFLINE=1"), or "" when it is off. Offline, attnscope opens no connection at all.
+std::string hub_offline_setting();
 
 // The project-local model folder: ./models relative to the current directory.
 std::filesystem::path project_models_dir();
