@@ -67,6 +67,11 @@ class FixtureHttpServer {
     std::lock_guard lock(mutex_);
     headers_[path] = std::move(lines);
   }
+  // Requests for `path` get this status line ("401 Unauthorized") and a short JSON error body.
+  void fail(const std::string& path, std::string status) {
+    std::lock_guard lock(mutex_);
+    failures_[path] = std::move(status);
+  }
   void redirect(const std::string& path, const std::string& location) {
     std::lock_guard lock(mutex_);
     redirects_[path] = location;
@@ -165,7 +170,7 @@ class FixtureHttpServer {
     req.range = header_value(head, "Range");
     req.authorization = header_value(head, "Authorization");
 
-    std::string body, location, extra;
+    std::string body, location, extra, failure;
     bool found = false, is_redirect = false, is_silent = false;
     size_t endless = 0;
     size_t drop_at = std::string::npos;
@@ -175,6 +180,7 @@ class FixtureHttpServer {
       is_silent = silent_.count(req.path) > 0;
       if (auto e = endless_.find(req.path); e != endless_.end()) endless = e->second;
       if (auto h = headers_.find(req.path); h != headers_.end()) extra = h->second;
+      if (auto f = failures_.find(req.path); f != failures_.end()) failure = f->second;
       if (auto r = redirects_.find(req.path); r != redirects_.end()) {
         is_redirect = true;
         location = r->second;
@@ -192,6 +198,8 @@ class FixtureHttpServer {
       hold_silently(fd);
     } else if (req.method != "GET" && req.method != "HEAD") {
       send_text(fd, "405 Method Not Allowed", "");
+    } else if (!failure.empty()) {
+      send_text(fd, failure, "{\"error\":\"" + failure + "\"}", req.method == "HEAD");
     } else if (endless > 0) {
       if (req.method == "HEAD") {
         const std::string h = "HTTP/1.1 200 OK\r\n" + extra + "Connection: close\r\n\r\n";
@@ -277,7 +285,7 @@ class FixtureHttpServer {
   std::atomic<int> pause_ms_{0};
   std::thread thread_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::string> bodies_, redirects_, headers_;
+  std::map<std::string, std::string> bodies_, redirects_, headers_, failures_;
   std::map<std::string, std::pair<size_t, int>> drops_;
   std::set<std::string> silent_;
   std::map<std::string, size_t> endless_;
