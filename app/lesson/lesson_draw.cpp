@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "app/render/text_layer.h"
+#include "app/ui/imgui_compat.h"
 #include "app/ui/theme.h"
 #include "app/views/draw_util.h"
 
@@ -70,7 +71,7 @@ void set_type_fit(float fit) {
 }
 
 float sz(const ImFont* font) {
-  return font->FontSize * ImGui::GetIO().FontGlobalScale * g_fit;
+  return imgui_compat::font_size(font) * ImGui::GetIO().FontGlobalScale * g_fit;
 }
 
 namespace {

@@ -27,6 +27,16 @@ inline constexpr ImGuiKey kKeypadEnter = ImGuiKey_KeyPadEnter;
 inline constexpr ImGuiKey kKeypadEnter = ImGuiKey_KeypadEnter;
 #endif
 
+// The size a font was added at: ImFont::FontSize, LegacySize from 1.92 (where a font is drawn at
+// any size and has no single one).
+inline float font_size(const ImFont* font) {
+#if IMGUI_VERSION_NUM >= 19200
+  return font->LegacySize;
+#else
+  return font->FontSize;
+#endif
+}
+
 // An OpenGL texture name as ImGui's texture id: a void* until 1.91.3, an ImU64 from 1.91.4 (and
 // the ImTextureRef that 1.92's AddImage takes is made from it implicitly).
 template <class Id = ImTextureID>
