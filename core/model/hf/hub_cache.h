@@ -9,7 +9,7 @@
 //      else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
 //      (huggingface_hub's constants.py, `~` and $VARS expanded as it does), with the layout
 //      huggingface_hub writes: models--ORG--NAME/snapshots/<commit>/FILE (a relative symlink into
-//      blobs/, or a plain file as attnscope before 0.25 wrote them) and refs/main naming the
+//      blobs/, or a plain file as attnscope wrote them before issue 25) and refs/main naming the
 //      commit to use.
 // Exact names win over fuzzy ones: a bare NAME first matches ./models/NAME or models--NAME, and
 // only then any models--ORG--NAME whose NAME part matches, if exactly one does (the hub moved
