@@ -4,6 +4,7 @@
 // IMGUI_VERSION_NUM (or by the type itself where that is surer). Only what the app uses, each found
 // by compiling against that version's headers (scripts/distro_check.sh builds on Debian 13).
 #include <imgui.h>
+#include <imgui_internal.h>  // SetItemKeyOwner
 
 #include <cstdint>
 #include <type_traits>
@@ -26,6 +27,16 @@ inline constexpr ImGuiKey kKeypadEnter = ImGuiKey_KeyPadEnter;
 #else
 inline constexpr ImGuiKey kKeypadEnter = ImGuiKey_KeypadEnter;
 #endif
+
+// The hovered item takes the mouse wheel (the window does not scroll with it): 1.89 replaced
+// SetItemUsingMouseWheel with key ownership of the wheel's axis, and 1.91 removed the old name.
+inline void item_takes_mouse_wheel() {
+#if IMGUI_VERSION_NUM < 18900
+  ImGui::SetItemUsingMouseWheel();
+#else
+  ImGui::SetItemKeyOwner(ImGuiKey_MouseWheelY);
+#endif
+}
 
 // The size a font was added at: ImFont::FontSize, LegacySize from 1.92 (where a font is drawn at
 // any size and has no single one).

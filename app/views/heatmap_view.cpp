@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <functional>
 
-#include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms instead of scrolling
-
 #include "app/render/text_layer.h"
 #include "app/ui/colormap.h"
 #include "app/ui/imgui_compat.h"
@@ -481,7 +479,7 @@ void HeatmapView::Interact(ViewContext& ctx, const Geometry& g, nlohmann::json* 
   // Hover works while the sentence box still has the keyboard (the user just typed): an active
   // text box would otherwise block every other item's hover.
   const bool hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
-  if (hovered) ImGui::SetItemUsingMouseWheel();
+  if (hovered) imgui_compat::item_takes_mouse_wheel();  // the wheel zooms instead of scrolling
   const ImVec2 m = io.MousePos;
   const double mouse_row = viewport.row0 + (m.y - g.y0) / g.cell,
                mouse_col = viewport.col0 + (m.x - g.x0) / g.cell;
