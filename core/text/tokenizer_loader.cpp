@@ -83,8 +83,10 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<P
         throw ModelError(here + ": special token \"" + name + "\" is not in special_tokens");
       }
       const json& special = specials[name];
-      const json& ids = array_field(special, "ids", here + " " + name);
-      const json& pieces = array_field(special, "tokens", here + " " + name);
+      // A named context: GCC 14's -Wdangling-reference takes a temporary argument for the referent.
+      const std::string context = here + " " + name;
+      const json& ids = array_field(special, "ids", context);
+      const json& pieces = array_field(special, "tokens", context);
       for (std::size_t k = 0; k < ids.size(); ++k) {
         const std::string piece =
             k < pieces.size() && pieces[k].is_string() ? pieces[k].get<std::string>() : name;
