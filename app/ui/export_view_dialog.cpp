@@ -8,6 +8,7 @@
 
 #include "app/figure/figure_export.h"
 #include "app/figure/figure_views.h"
+#include "app/ui/imgui_compat.h"
 #include "app/ui/settings.h"
 #include "core/util/error.h"
 
@@ -91,7 +92,7 @@ void ExportViewDialog::Draw(App& app, const UiPrefs& prefs, const std::string& s
       do_export();
     }
     ImGui::SameLine();
-    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+    if (ImGui::Button("Cancel") || imgui_compat::key_pressed(ImGuiKey_Escape, false))
       asking_replace_ = false;
     ImGui::EndPopup();
     return;

@@ -10,6 +10,7 @@
 
 #include "app/lesson/lesson_steps.h"
 #include "app/session_io.h"
+#include "app/ui/imgui_compat.h"
 #include "app/ui/key_bindings.h"
 #include "app/ui/settings.h"
 #include "core/util/file_read.h"
@@ -119,10 +120,10 @@ int draw_replace_question(const char* id, const std::string& path) {
   // Enter and Escape count from the frame after it appeared (the Enter that typed the path must
   // not answer too), once per press (a held key does not repeat into an answer).
   const bool keys = !ImGui::IsWindowAppearing();
-  const auto pressed = [keys](ImGuiKey_ key) {
-    return keys && ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), false);
+  const auto pressed = [keys](ImGuiKey key) {
+    return keys && imgui_compat::key_pressed(key, false);
   };
-  if (ImGui::Button("Replace") || pressed(ImGuiKey_Enter) || pressed(ImGuiKey_KeyPadEnter))
+  if (ImGui::Button("Replace") || pressed(ImGuiKey_Enter) || pressed(imgui_compat::kKeypadEnter))
     answer = 1;
   ImGui::SameLine();
   if (ImGui::Button("Cancel") || pressed(ImGuiKey_Escape)) answer = -1;
@@ -176,7 +177,7 @@ void SessionMenu::DrawPopups(App& app, UiPrefs& prefs) {
         Open(app, prefs, path_field_);
     }
     ImGui::SameLine();
-    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+    if (ImGui::Button("Cancel") || imgui_compat::key_pressed(ImGuiKey_Escape))
       ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }
