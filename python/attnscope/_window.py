@@ -20,6 +20,7 @@ START_TIMEOUT_S = 20.0
 # A request's answer: loading a large trace takes a while.
 ANSWER_TIMEOUT_S = 120.0
 MAX_LINE = 64 * 1024
+_started = []  # windows this process started (kept, so Popen never warns they still run)
 
 
 class WindowError(RuntimeError):
@@ -141,6 +142,7 @@ def start_window(trace_path, timeout=START_TIMEOUT_S):
         log.flush()
         proc = subprocess.Popen([exe, "view", trace_path], stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=log, start_new_session=True, close_fds=True)
+    _started.append(proc)  # the window outlives this call (and may outlive this process)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = status(timeout=2.0)
@@ -164,4 +166,7 @@ def show_file(trace_path):
         return _checked(request({"op": "view", "path": trace_path}))
     except (ConnectionError, FileNotFoundError):
         pass  # no window listens (no socket, or a stale one): start one on this trace
+    except PermissionError as e:
+        raise WindowError(f"cannot reach the window's socket {socket_path()}: {e.strerror}") \
+            from None
     return start_window(trace_path)

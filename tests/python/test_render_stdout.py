@@ -7,7 +7,7 @@ from pytest_common import TempDirCase, main, run
 
 class RenderToStdout(TempDirCase):
     def figure_both_ways(self, fmt, extra=()):
-        args = ["render", "--view", "heatmap", "--layer", "1", "--head", "0"] + list(extra)
+        args = ["render", "--view", "heatmap", "--layer", "0", "--head", "0"] + list(extra)
         run(args + ["-o", self.path("fig." + fmt)])
         with open(self.path("fig." + fmt), "rb") as f:
             from_file = f.read()
