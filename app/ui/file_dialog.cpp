@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <initializer_list>
 
 extern char** environ;
 
@@ -49,8 +48,9 @@ std::string find_dialog_program() {
   }
   const char* desktop = std::getenv("XDG_CURRENT_DESKTOP");
   const bool kde = desktop && std::string(desktop).find("KDE") != std::string::npos;
-  for (const char* name : kde ? std::initializer_list<const char*>{"kdialog", "zenity"}
-                              : std::initializer_list<const char*>{"zenity", "kdialog"})
+  static const char* const kGnomeFirst[] = {"zenity", "kdialog"};
+  static const char* const kKdeFirst[] = {"kdialog", "zenity"};
+  for (const char* name : kde ? kKdeFirst : kGnomeFirst)
     if (std::string p = on_path(name); !p.empty()) return p;
   return {};
 }
@@ -62,8 +62,8 @@ std::vector<std::string> dialog_command(const std::string& program, FileDialogKi
   std::vector<std::string> argv = {program};
   if (base_name(program).find("kdialog") != std::string::npos) {
     // kdialog --getsavefilename START 'Sessions (*.attnscope *.json)|All files (*)' --title T
-    argv.push_back(save ? "--getsavefilename" : "--getopenfilename");
-    argv.push_back(suggested.empty() ? "." : suggested);
+    argv.emplace_back(save ? "--getsavefilename" : "--getopenfilename");
+    argv.emplace_back(suggested.empty() ? std::string(".") : suggested);
     std::string filter;
     for (const FileFilter& f : filters) {
       std::string patterns;

@@ -6,6 +6,8 @@
 // never waits for it).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,9 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
 #include <thread>
-#include <unistd.h>
 
 #include "app/ui/file_dialog.h"
 #include "app/ui/settings.h"
@@ -28,18 +28,17 @@ namespace {
 
 fs::path temp_dir() {
   char tmpl[] = "/tmp/attnscope-desktop-XXXXXX";
-  const char *d = ::mkdtemp(tmpl);
-  if (!d)
-    throw std::runtime_error("mkdtemp failed");
+  const char* d = ::mkdtemp(tmpl);
+  if (!d) throw std::runtime_error("mkdtemp failed");
   return d;
 }
 
-void write(const fs::path &p, const std::string &text) {
+void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << text;
 }
 
-std::string slurp(const fs::path &p) {
+std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -49,10 +48,9 @@ std::string slurp(const fs::path &p) {
 // Sets (or unsets, nullopt) environment variables for one scope, restoring them
 // after.
 class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
     if (value)
       ::setenv(name, value->c_str(), 1);
     else
@@ -65,35 +63,29 @@ public:
       ::unsetenv(name_);
   }
 
-private:
-  const char *name_;
+ private:
+  const char* name_;
   std::optional<std::string> old_;
 };
 
 // What the xdg-user-dir program (package xdg-user-dirs) answers for PICTURES
 // with this HOME and config folder: the independent reference for the file's
 // reading. Empty when it is missing.
-std::string xdg_user_dir(const fs::path &home, const fs::path &config) {
-  if (::access("/usr/bin/xdg-user-dir", X_OK) != 0)
-    return {};
-  const std::string cmd = "env -u XDG_PICTURES_DIR HOME='" + home.string() +
-                          "' XDG_CONFIG_HOME='" + config.string() +
-                          "' /usr/bin/xdg-user-dir PICTURES";
-  FILE *p = ::popen(cmd.c_str(), "r");
-  if (!p)
-    return {};
+std::string xdg_user_dir(const fs::path& home, const fs::path& config) {
+  if (::access("/usr/bin/xdg-user-dir", X_OK) != 0) return {};
+  const std::string cmd = "env -u XDG_PICTURES_DIR HOME='" + home.string() + "' XDG_CONFIG_HOME='" +
+                          config.string() + "' /usr/bin/xdg-user-dir PICTURES";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return {};
   std::string out;
   char buf[512];
-  while (std::fgets(buf, sizeof buf, p))
-    out += buf;
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
   ::pclose(p);
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
+  while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }
 
-fs::path write_script(const fs::path &dir, const std::string &name,
-                      const std::string &body) {
+fs::path write_script(const fs::path& dir, const std::string& name, const std::string& body) {
   const fs::path p = dir / name;
   write(p, "#!/bin/sh\n" + body);
   fs::permissions(p, fs::perms::owner_all);
@@ -101,76 +93,59 @@ fs::path write_script(const fs::path &dir, const std::string &name,
 }
 
 // Polls until the dialog ended (at most 10 s); returns the final state.
-FileDialog::State wait_for(FileDialog &d) {
+FileDialog::State wait_for(FileDialog& d) {
   for (int i = 0; i < 1000; ++i) {
     const FileDialog::State s = d.Poll();
-    if (s != FileDialog::State::kRunning)
-      return s;
+    if (s != FileDialog::State::kRunning) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return FileDialog::State::kRunning;
 }
 
-} // namespace
+}  // namespace
 
 TEST(PicturesFolder, UserDirsFileIsReadAsXdgUserDirReadsIt) {
   const std::string home = "/home/ana";
-  const std::string file = "# This file is written by xdg-user-dirs-update\n"
-                           "XDG_DESKTOP_DIR=\"$HOME/Schreibtisch\"\n"
-                           "XDG_PICTURES_DIR=\"$HOME/Bilder\"\n";
-  EXPECT_EQ(user_dirs_value(file, "XDG_PICTURES_DIR", home),
-            "/home/ana/Bilder");
-  EXPECT_EQ(user_dirs_value(file, "XDG_DESKTOP_DIR", home),
-            "/home/ana/Schreibtisch");
+  const std::string file =
+      "# This file is written by xdg-user-dirs-update\n"
+      "XDG_DESKTOP_DIR=\"$HOME/Schreibtisch\"\n"
+      "XDG_PICTURES_DIR=\"$HOME/Bilder\"\n";
+  EXPECT_EQ(user_dirs_value(file, "XDG_PICTURES_DIR", home), "/home/ana/Bilder");
+  EXPECT_EQ(user_dirs_value(file, "XDG_DESKTOP_DIR", home), "/home/ana/Schreibtisch");
   EXPECT_EQ(user_dirs_value(file, "XDG_MUSIC_DIR", home), "");
   // Absolute paths, escapes, the home folder itself, the last line winning.
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"/srv/Fotos\"\n",
-                            "XDG_PICTURES_DIR", home),
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"/srv/Fotos\"\n", "XDG_PICTURES_DIR", home),
             "/srv/Fotos");
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"$HOME/My \\\"Pics\\\"\"\n",
-                            "XDG_PICTURES_DIR", home),
-            "/home/ana/My \"Pics\"");
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"$HOME/\"\n", "XDG_PICTURES_DIR",
-                            home),
+  EXPECT_EQ(
+      user_dirs_value("XDG_PICTURES_DIR=\"$HOME/My \\\"Pics\\\"\"\n", "XDG_PICTURES_DIR", home),
+      "/home/ana/My \"Pics\"");
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"$HOME/\"\n", "XDG_PICTURES_DIR", home),
             "/home/ana");
-  EXPECT_EQ(user_dirs_value(
-                "XDG_PICTURES_DIR=\"$HOME/a\"\nXDG_PICTURES_DIR=\"$HOME/b\"\n",
-                "XDG_PICTURES_DIR", home),
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"$HOME/a\"\nXDG_PICTURES_DIR=\"$HOME/b\"\n",
+                            "XDG_PICTURES_DIR", home),
             "/home/ana/b");
   // Not settings: a relative path, no quotes, a commented line, another key
   // with the same start.
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"Bilder\"\n", "XDG_PICTURES_DIR",
-                            home),
-            "");
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=$HOME/Bilder\n",
-                            "XDG_PICTURES_DIR", home),
-            "");
-  EXPECT_EQ(user_dirs_value("#XDG_PICTURES_DIR=\"$HOME/x\"\n",
-                            "XDG_PICTURES_DIR", home),
-            "");
-  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIRS=\"$HOME/x\"\n",
-                            "XDG_PICTURES_DIR", home),
-            "");
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=\"Bilder\"\n", "XDG_PICTURES_DIR", home), "");
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIR=$HOME/Bilder\n", "XDG_PICTURES_DIR", home), "");
+  EXPECT_EQ(user_dirs_value("#XDG_PICTURES_DIR=\"$HOME/x\"\n", "XDG_PICTURES_DIR", home), "");
+  EXPECT_EQ(user_dirs_value("XDG_PICTURES_DIRS=\"$HOME/x\"\n", "XDG_PICTURES_DIR", home), "");
 }
 
 TEST(PicturesFolder, AgreesWithTheXdgUserDirProgram) {
   const fs::path dir = temp_dir(), home = dir / "home", config = dir / "config";
   fs::create_directories(home);
-  const ScopedEnv h("HOME", home.string()),
-      c("XDG_CONFIG_HOME", config.string()),
+  const ScopedEnv h("HOME", home.string()), c("XDG_CONFIG_HOME", config.string()),
       p("XDG_PICTURES_DIR", std::nullopt);
-  for (const std::string value :
-       {"$HOME/Bilder", "/srv/Fotos", "$HOME/My \\\"Pics\\\"",
-        "$HOME/with space/and $dollar", "$HOME/Изображения"}) {
+  for (const std::string value : {"$HOME/Bilder", "/srv/Fotos", "$HOME/My \\\"Pics\\\"",
+                                  "$HOME/with space/and $dollar", "$HOME/Изображения"}) {
     SCOPED_TRACE(value);
     // The $dollar inside must stay literal for the shell too.
     std::string escaped = value;
-    if (const auto i = escaped.find("$dollar"); i != std::string::npos)
-      escaped.insert(i, "\\");
+    if (const auto i = escaped.find("$dollar"); i != std::string::npos) escaped.insert(i, "\\");
     write(config / "user-dirs.dirs", "XDG_PICTURES_DIR=\"" + escaped + "\"\n");
     const std::string reference = xdg_user_dir(home, config);
-    if (reference.empty())
-      GTEST_SKIP() << "xdg-user-dir (package xdg-user-dirs) is not installed";
+    if (reference.empty()) GTEST_SKIP() << "xdg-user-dir (package xdg-user-dirs) is not installed";
     EXPECT_EQ(pictures_folder().string(), reference);
   }
   fs::remove_all(dir);
@@ -179,8 +154,7 @@ TEST(PicturesFolder, AgreesWithTheXdgUserDirProgram) {
 TEST(PicturesFolder, EnvironmentThenUserDirsThenPictures) {
   const fs::path dir = temp_dir(), home = dir / "home", config = dir / "config";
   fs::create_directories(home);
-  const ScopedEnv h("HOME", home.string()),
-      c("XDG_CONFIG_HOME", config.string());
+  const ScopedEnv h("HOME", home.string()), c("XDG_CONFIG_HOME", config.string());
   {
     // Nothing set: ~/Pictures.
     const ScopedEnv p("XDG_PICTURES_DIR", std::nullopt);
@@ -200,11 +174,9 @@ TEST(PicturesFolder, EnvironmentThenUserDirsThenPictures) {
   }
   {
     // Without XDG_CONFIG_HOME the file is ~/.config/user-dirs.dirs.
-    const ScopedEnv p("XDG_PICTURES_DIR", std::nullopt),
-        c2("XDG_CONFIG_HOME", std::nullopt);
+    const ScopedEnv p("XDG_PICTURES_DIR", std::nullopt), c2("XDG_CONFIG_HOME", std::nullopt);
     EXPECT_EQ(pictures_folder(), home / "Pictures");
-    write(home / ".config" / "user-dirs.dirs",
-          "XDG_PICTURES_DIR=\"/tmp/elsewhere\"\n");
+    write(home / ".config" / "user-dirs.dirs", "XDG_PICTURES_DIR=\"/tmp/elsewhere\"\n");
     EXPECT_EQ(pictures_folder(), fs::path("/tmp/elsewhere"));
   }
   {
@@ -227,8 +199,7 @@ TEST(Settings, WindowGeometryRoundTripsAndIsOptional) {
   EXPECT_FALSE(none.has_window_position);
   EXPECT_FALSE(none.window_maximized);
   Settings s;
-  s.has_window_position = true, s.window_x = -120, s.window_y = 48,
-  s.window_maximized = true;
+  s.has_window_position = true, s.window_x = -120, s.window_y = 48, s.window_maximized = true;
   s.window_width = 1200, s.window_height = 800;
   ASSERT_TRUE(save_settings(s, problem)) << problem;
   const Settings back = load_settings(problem);
@@ -239,8 +210,7 @@ TEST(Settings, WindowGeometryRoundTripsAndIsOptional) {
   EXPECT_TRUE(back.window_maximized);
   EXPECT_EQ(back.window_width, 1200);
   // An older file without a position keeps "no position", not (0, 0).
-  write(dir / "attnscope" / "settings.json",
-        R"({"window_width": 1000, "window_x": "left"})");
+  write(dir / "attnscope" / "settings.json", R"({"window_width": 1000, "window_x": "left"})");
   const Settings old = load_settings(problem);
   EXPECT_FALSE(old.has_window_position);
   EXPECT_EQ(old.window_width, 1000);
@@ -248,28 +218,23 @@ TEST(Settings, WindowGeometryRoundTripsAndIsOptional) {
 }
 
 TEST(FileDialogCommand, ZenityAndKdialogAreAskedAsTheyDocument) {
-  const std::vector<FileFilter> filters = {
-      {"Sessions", {"*.attnscope", "*.json"}}, {"All files", {"*"}}};
-  EXPECT_EQ(
-      dialog_command("/usr/bin/zenity", FileDialogKind::kSave, "Save session",
-                     "/home/a/x.attnscope", filters),
-      (std::vector<std::string>{
-          "/usr/bin/zenity", "--file-selection", "--title=Save session",
-          "--save", "--confirm-overwrite", "--filename=/home/a/x.attnscope",
-          "--file-filter=Sessions | *.attnscope *.json",
-          "--file-filter=All files | *"}));
-  EXPECT_EQ(dialog_command("/usr/bin/zenity", FileDialogKind::kOpen, "Open",
-                           "/home/a/", {}),
-            (std::vector<std::string>{"/usr/bin/zenity", "--file-selection",
-                                      "--title=Open", "--filename=/home/a/"}));
-  EXPECT_EQ(dialog_command("/usr/bin/kdialog", FileDialogKind::kOpen,
-                           "Open session", "/home/a/x.attnscope", filters),
+  const std::vector<FileFilter> filters = {{"Sessions", {"*.attnscope", "*.json"}},
+                                           {"All files", {"*"}}};
+  EXPECT_EQ(dialog_command("/usr/bin/zenity", FileDialogKind::kSave, "Save session",
+                           "/home/a/x.attnscope", filters),
+            (std::vector<std::string>{
+                "/usr/bin/zenity", "--file-selection", "--title=Save session", "--save",
+                "--confirm-overwrite", "--filename=/home/a/x.attnscope",
+                "--file-filter=Sessions | *.attnscope *.json", "--file-filter=All files | *"}));
+  EXPECT_EQ(dialog_command("/usr/bin/zenity", FileDialogKind::kOpen, "Open", "/home/a/", {}),
+            (std::vector<std::string>{"/usr/bin/zenity", "--file-selection", "--title=Open",
+                                      "--filename=/home/a/"}));
+  EXPECT_EQ(dialog_command("/usr/bin/kdialog", FileDialogKind::kOpen, "Open session",
+                           "/home/a/x.attnscope", filters),
             (std::vector<std::string>{
                 "/usr/bin/kdialog", "--getopenfilename", "/home/a/x.attnscope",
-                "Sessions (*.attnscope *.json)|All files (*)", "--title",
-                "Open session"}));
-  EXPECT_EQ(dialog_command("kdialog", FileDialogKind::kSave, "S", "", {})[1],
-            "--getsavefilename");
+                "Sessions (*.attnscope *.json)|All files (*)", "--title", "Open session"}));
+  EXPECT_EQ(dialog_command("kdialog", FileDialogKind::kSave, "S", "", {})[1], "--getsavefilename");
 }
 
 TEST(FileDialogProgram, FoundOnPathOrChosenOrNone) {
@@ -299,8 +264,7 @@ TEST(FileDialogProgram, FoundOnPathOrChosenOrNone) {
     EXPECT_EQ(find_dialog_program(), (dir / "kdialog").string());
   }
   {
-    const ScopedEnv choice("ATTNSCOPE_FILE_DIALOG", std::nullopt),
-        p2("PATH", "/nonexistent");
+    const ScopedEnv choice("ATTNSCOPE_FILE_DIALOG", std::nullopt), p2("PATH", "/nonexistent");
     EXPECT_EQ(find_dialog_program(), "");
   }
   fs::remove_all(dir);
@@ -309,19 +273,16 @@ TEST(FileDialogProgram, FoundOnPathOrChosenOrNone) {
 TEST(FileDialogProcess, ChosenCancelledFailedAndNeverWaitedOn) {
   const fs::path dir = temp_dir();
   const ScopedEnv path("PATH", dir.string() + ":/usr/bin:/bin"),
-      choice("ATTNSCOPE_FILE_DIALOG", std::nullopt),
-      desktop("XDG_CURRENT_DESKTOP", "GNOME");
+      choice("ATTNSCOPE_FILE_DIALOG", std::nullopt), desktop("XDG_CURRENT_DESKTOP", "GNOME");
   // Records its arguments one a line, then answers like zenity: the path and
   // exit 0.
   write_script(dir, "zenity",
-               "for a in \"$@\"; do echo \"$a\"; done > \"" +
-                   (dir / "args").string() +
+               "for a in \"$@\"; do echo \"$a\"; done > \"" + (dir / "args").string() +
                    "\"\n"
                    "printf '%s\\n' \"" +
                    (dir / "chosen file.attnscope").string() + "\"\n");
   FileDialog d;
-  ASSERT_TRUE(d.Start(FileDialogKind::kSave, "Save session",
-                      (dir / "s.attnscope").string(),
+  ASSERT_TRUE(d.Start(FileDialogKind::kSave, "Save session", (dir / "s.attnscope").string(),
                       {{"Sessions", {"*.attnscope"}}}));
   EXPECT_EQ(wait_for(d), FileDialog::State::kChosen);
   EXPECT_EQ(d.path(), (dir / "chosen file.attnscope").string());
@@ -329,8 +290,7 @@ TEST(FileDialogProcess, ChosenCancelledFailedAndNeverWaitedOn) {
   EXPECT_EQ(slurp(dir / "args"),
             "--file-selection\n--title=Save session\n--save\n"
             "--confirm-overwrite\n--filename=" +
-                (dir / "s.attnscope").string() +
-                "\n--file-filter=Sessions | *.attnscope\n");
+                (dir / "s.attnscope").string() + "\n--file-filter=Sessions | *.attnscope\n");
   EXPECT_EQ(d.Poll(), FileDialog::State::kIdle);
 
   // Exit 1 is "cancelled", as zenity and kdialog say it.
@@ -353,15 +313,13 @@ TEST(FileDialogProcess, ChosenCancelledFailedAndNeverWaitedOn) {
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(d.Poll(), FileDialog::State::kRunning);
   EXPECT_TRUE(d.running());
-  EXPECT_LT(std::chrono::steady_clock::now() - t0,
-            std::chrono::milliseconds(100));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
   EXPECT_EQ(wait_for(d), FileDialog::State::kChosen);
   EXPECT_EQ(d.path(), "/tmp/later");
 
   // Closing the app with the dialog open ends the dialog (no process left
   // behind).
-  write_script(dir, "zenity",
-               "echo $$ > \"" + (dir / "pid").string() + "\"\nexec sleep 60\n");
+  write_script(dir, "zenity", "echo $$ > \"" + (dir / "pid").string() + "\"\nexec sleep 60\n");
   pid_t child = -1;
   {
     FileDialog open;
@@ -370,7 +328,6 @@ TEST(FileDialogProcess, ChosenCancelledFailedAndNeverWaitedOn) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     child = std::stoi(slurp(dir / "pid"));
   }
-  EXPECT_NE(::kill(child, 0), 0)
-      << "the dialog process outlived its FileDialog";
+  EXPECT_NE(::kill(child, 0), 0) << "the dialog process outlived its FileDialog";
   fs::remove_all(dir);
 }
