@@ -27,14 +27,19 @@ BackendChoice parse_backend_choice(const std::string& s) {
 
 namespace {
 
-// A module sits beside the executable (build/bin); the environment variable overrides the path
-// (ATTNSCOPE_CUDA_MODULE, ATTNSCOPE_GL_MODULE).
+// A module sits beside the executable (build/bin), or in <exe dir>/../lib/attnscope once installed
+// (cmake/install.cmake); the environment variable overrides the path (ATTNSCOPE_CUDA_MODULE,
+// ATTNSCOPE_GL_MODULE).
 fs::path module_path(const char* env_name, const char* file) {
   if (const char* env = std::getenv(env_name); env && *env) return env;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return file;
-  return exe.parent_path() / file;
+  const fs::path beside = exe.parent_path() / file;
+  const fs::path installed =
+      (exe.parent_path() / ".." / "lib" / "attnscope" / file).lexically_normal();
+  if (!fs::exists(beside, ec) && fs::exists(installed, ec)) return installed;
+  return beside;
 }
 fs::path cuda_module_path() {
   return module_path("ATTNSCOPE_CUDA_MODULE", kCudaModuleFile);
@@ -105,7 +110,9 @@ std::shared_ptr<Backend> try_cuda_backend(std::string& why) {
 
   const fs::path path = cuda_module_path();
   if (!fs::exists(path)) {
-    why = cached_why = "the CUDA module was not built (nvcc was not found at build time)";
+    why = cached_why =
+        "the CUDA module is not installed (it is built where nvcc is found; the .deb leaves it "
+        "out)";
     return nullptr;
   }
   if (const std::string problem = regular_file_problem(path); !problem.empty()) {

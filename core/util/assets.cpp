@@ -9,19 +9,32 @@ namespace attnscope {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The folder executables are built into (CMake's runtime output folder, compiled in by
+// core/CMakeLists.txt): a binary there belongs to a build tree of this source tree.
+bool runs_from_build_tree([[maybe_unused]] const fs::path& exe_dir) {
+#ifdef ATTNSCOPE_BUILD_BIN_DIR
+  std::error_code ec;
+  return fs::equivalent(exe_dir, fs::path(ATTNSCOPE_BUILD_BIN_DIR), ec) && !ec;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 std::vector<fs::path> asset_search_path() {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("ATTNSCOPE_ASSETS"); env && *env) dirs.emplace_back(env);
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path dir = exe.parent_path();
-    dirs.push_back(dir / ".." / "assets");
-    dirs.push_back(dir / ".." / ".." / "assets");
-    dirs.push_back(dir / ".." / "share" / "attnscope" / "assets");
-  }
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return dirs;
+  const fs::path exe_dir = exe.parent_path();
+  dirs.push_back((exe_dir / ".." / "share" / "attnscope" / "assets").lexically_normal());
 #ifdef ATTNSCOPE_SOURCE_DIR
-  dirs.push_back(fs::path(ATTNSCOPE_SOURCE_DIR) / "assets");
+  // An installed or copied binary never reads the source tree, even where it still exists.
+  if (runs_from_build_tree(exe_dir)) dirs.push_back(fs::path(ATTNSCOPE_SOURCE_DIR) / "assets");
 #endif
   return dirs;
 }

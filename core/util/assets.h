@@ -7,8 +7,9 @@
 namespace attnscope {
 
 // The folders searched for assets, in order:
-//   $ATTNSCOPE_ASSETS, <exe dir>/../assets, <exe dir>/../../assets,
-//   <exe dir>/../share/attnscope/assets, ATTNSCOPE_SOURCE_DIR/assets (the source tree).
+//   $ATTNSCOPE_ASSETS, <exe dir>/../share/attnscope/assets (an installed tree: bin/ beside share/),
+//   and ATTNSCOPE_SOURCE_DIR/assets (the source tree) only for a binary that runs from the build
+//   tree's own bin/ folder: an installed or copied binary never reads the source tree.
 std::vector<std::filesystem::path> asset_search_path();
 
 // The first existing `name` in asset_search_path(); throws ModelError naming every folder tried
