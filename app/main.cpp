@@ -61,7 +61,9 @@ void print_error(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace attnscope;
-  CLI::App app{"attnscope — see how attention in transformers works, live"};
+  // Named, so that --help starts "Usage: attnscope [OPTIONS] [SUBCOMMAND]" and each subcommand's
+  // "Usage: attnscope render [OPTIONS]". Options only tests use are in the group "" (not listed).
+  CLI::App app{"attnscope — see how attention in transformers works, live", "attnscope"};
   app.set_version_flag("--version", ATTNSCOPE_VERSION);
   app.require_subcommand(0, 1);
 

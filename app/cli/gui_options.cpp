@@ -17,7 +17,8 @@ void add_gui_display_options(CLI::App* app, GuiOptions& gui) {
   app->add_option("--frames", gui.frames, "frames rendered before the screenshot")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  app->add_option("--layout", gui.layout_file, "write where views were drawn (JSON, for tests)");
+  app->add_option("--layout", gui.layout_file, "testing: write where views were drawn (JSON)")
+      ->group("");  // hidden from --help
   app->add_option("--window", gui.window_size, "window size, e.g. 1280x720")
       ->check([](const std::string& v) {
         int w = 0, h = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // The options of the window's display (--screenshot, --scale, --frames, --window, --theme and the
-// hidden --layout), shared by the plain GUI and the `view` subcommand.
+// test-only ones hidden from --help: --layout, --export-view…), shared by the plain GUI and the
+// `view` subcommand.
 #include <CLI/CLI.hpp>
 
 #include "app/gui_main.h"
