@@ -164,8 +164,8 @@ void on_drop(GLFWwindow*, int count, const char** paths) {
   for (int i = 0; i < count; ++i) g_dropped.emplace_back(paths[i]);
 }
 
-// SIGINT and SIGTERM close a window that serves the trace socket as its Quit does (the socket
-// file removed, the settings saved); the frame loop sees the flag within its idle wait.
+// SIGINT and SIGTERM close the window as its Quit does (the trace socket's file removed, the
+// settings saved); the frame loop sees the flag within its idle wait.
 volatile std::sig_atomic_t g_quit_signal = 0;
 void on_quit_signal(int) {
   g_quit_signal = 1;
@@ -438,10 +438,8 @@ int run_gui(const GuiOptions& options) {
   MainWindow main_window;
   // Scripts hand this window traces over a socket only this user reaches (app/ipc/).
   WindowInbox inbox;
-  if (!headless && !options.no_socket) {
-    inbox.start([] { glfwPostEmptyEvent(); });
-    if (inbox.serving()) std::signal(SIGINT, on_quit_signal), std::signal(SIGTERM, on_quit_signal);
-  }
+  if (!headless && !options.no_socket) inbox.start([] { glfwPostEmptyEvent(); });
+  if (!headless) std::signal(SIGINT, on_quit_signal), std::signal(SIGTERM, on_quit_signal);
   const int exit_code_from_session =
       apply_start_options(options, settings, settings_problem, headless, app, prefs, main_window);
   // Raster scale of the current font atlas; 0 forces a (re)build.

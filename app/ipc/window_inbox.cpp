@@ -90,11 +90,14 @@ void WindowInbox::after_draw(const App& app) {
   current_seen_ = current_seen_ || ours;
   foreign_frames_ = !ours && !loading ? foreign_frames_ + 1 : 0;
   std::optional<nlohmann::json> answer;
-  if (ours && !loading && app.settled()) {
-    const SlotState& s = st.slots[0];
-    if (s.result && !s.result->error.empty())
+  const SlotState& s = st.slots[0];
+  // Drawn: the result this frame's views read (not only the worker's newest) answers the newest
+  // job, which ran on this trace.
+  const bool drawn = s.result && s.result->id == s.submitted_id;
+  if (ours && !loading && drawn && app.settled()) {
+    if (!s.result->error.empty())
       answer = error_answer(s.result->error);
-    else if (s.result && s.result->trace)
+    else if (s.result->trace)
       answer = nlohmann::json{{"ok", true},
                               {"tokens", s.result->trace->tokens.size()},
                               {"layers", st.model_info.layers},
