@@ -174,7 +174,7 @@ if ((!failed)); then
 fi
 if ((!failed)); then
   step "build ($targets)" "nice -n 19 cmake --build /build/attnscope -j$JOBS --target $targets \
-    >/build/build.log 2>&1; rc=\$?; grep -E '(warning|error):' /build/build.log | head -n 40; \
+    >/build/build.log 2>&1; rc=\$?; grep -E '(warning|error):' /build/build.log | cut -c1-240 | head -n 40; \
     tail -n 3 /build/build.log; exit \$rc" || failed=1
 fi
 if ((!failed)); then
