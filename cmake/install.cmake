@@ -32,8 +32,9 @@ if(TARGET attnscope_cuda)
   # The CUDA module needs libcudart and cuBLAS from NVIDIA's toolkit, which no Debian package of
   # the build machine provides (dpkg-shlibdeps finds no package for them): it is installed by
   # `cmake --install` (component cuda) but left out of the .deb, whose executable then says the
-  # CUDA module was not built and uses the CPU. Its installed copy keeps the toolkit's library
-  # folder in its RUNPATH, as the build tree's copy does.
+  # CUDA module is not installed and uses the CPU. Where the toolkit's libraries are not in the
+  # loader's own folders, the installed copy keeps their folder in its RUNPATH (here
+  # /usr/local/cuda's are in ld.so.conf, so neither copy carries one).
   set_target_properties(attnscope_cuda PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS attnscope_cuda LIBRARY DESTINATION ${ATTNSCOPE_MODULE_INSTALL_DIR}
           COMPONENT cuda)
