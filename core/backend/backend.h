@@ -79,7 +79,9 @@ struct WeightView {
   int rows = 0;
   int cols = 0;
   std::shared_ptr<const void> owner;
-  float at(int r, int c) const {  // one value, widened (slow; for references and small tensors)
+  // One value, widened (slow; for references and small tensors). A quantised view holds whole
+  // blocks per row, so element r · cols + c of the consecutive blocks is (r, c).
+  float at(int r, int c) const {
     return load_as_float(data, dtype, static_cast<std::size_t>(r) * cols + c);
   }
 };
@@ -88,6 +90,16 @@ struct WeightView {
 // biases: backend.upload(widen(w))), and for references.
 inline Matrix widen(const WeightView& w) {
   Matrix m(w.rows, w.cols);
+  if (dtype_is_quantized(w.dtype)) {  // row by row, block by block (ggml's layout)
+    std::vector<float> row(static_cast<std::size_t>(w.cols));
+    const std::size_t row_bytes = dtype_row_bytes(w.dtype, static_cast<std::size_t>(w.cols));
+    for (int r = 0; r < w.rows; ++r) {
+      dequantize_row(w.dtype, static_cast<const unsigned char*>(w.data) + r * row_bytes, row.data(),
+                     w.cols);
+      for (int c = 0; c < w.cols; ++c) m(r, c) = row[static_cast<std::size_t>(c)];
+    }
+    return m;
+  }
   for (int r = 0; r < w.rows; ++r)
     for (int c = 0; c < w.cols; ++c) m(r, c) = w.at(r, c);
   return m;
@@ -175,8 +187,18 @@ class Backend {
   // is outside [0, vocab). `table` is read in host memory, only the rows asked for.
   virtual void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out) {
     Matrix m(static_cast<int>(ids.size()), table.cols);
+    std::vector<float> row(static_cast<std::size_t>(table.cols));
     for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
       check_embedding_id(table, ids[i]);
+      if (dtype_is_quantized(table.dtype)) {  // the row's blocks
+        dequantize_row(
+            table.dtype,
+            static_cast<const unsigned char*>(table.data) +
+                static_cast<std::size_t>(ids[i]) * dtype_row_bytes(table.dtype, table.cols),
+            row.data(), table.cols);
+        for (int c = 0; c < table.cols; ++c) m(i, c) = row[static_cast<std::size_t>(c)];
+        continue;
+      }
       for (int c = 0; c < table.cols; ++c) m(i, c) = table.at(ids[i], c);
     }
     Tensor t = upload(m);

@@ -141,7 +141,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const PreparedWeight> prepare_weight(const WeightView& w,
                                                        bool transpose_w) override {
     require(w.data && w.rows > 0 && w.cols > 0, "prepare_weight: empty weight");
-    if (!isa_) return Backend::prepare_weight(w, transpose_w);
+    if (!isa_ || dtype_is_quantized(w.dtype)) return Backend::prepare_weight(w, transpose_w);
     return std::make_shared<CpuPreparedWeight>(w, transpose_w, *isa_);
   }
   void linear(const Tensor& x, const PreparedWeight& w, const Tensor& bias, Tensor& y) override {

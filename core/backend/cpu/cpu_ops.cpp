@@ -194,6 +194,13 @@ void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out
                          " is outside the table's " + std::to_string(table.rows) + " rows");
     float* dst = out.data + static_cast<std::ptrdiff_t>(i) * out.stride;
     const std::size_t base = static_cast<std::size_t>(id) * table.cols;
+    if (dtype_is_quantized(table.dtype)) {  // just this row, block by block
+      dequantize_row(table.dtype,
+                     static_cast<const unsigned char*>(table.data) +
+                         static_cast<std::size_t>(id) * dtype_row_bytes(table.dtype, table.cols),
+                     dst, table.cols);
+      continue;
+    }
     switch (table.dtype) {
       case DType::kF32:
         std::copy_n(static_cast<const float*>(table.data) + base, table.cols, dst);
@@ -208,6 +215,8 @@ void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out
         for (int c = 0; c < table.cols; ++c) dst[c] = f16_to_float(src[c]);
         break;
       }
+      default:
+        break;  // quantised: above
     }
   }
 }

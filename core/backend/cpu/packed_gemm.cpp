@@ -344,6 +344,8 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
         return gemm_block<Isa, Bf16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
       case DType::kF16:
         return gemm_block<Isa, F16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
+      default:
+        throw BackendError("packed_gemm: quantised weights are not packed");
     }
   };
   if (items == 1)
@@ -640,6 +642,9 @@ PackedWeight::PackedWeight(const void* w, DType dtype, int rows, int cols, int s
       panel_width_(panel_width_of(isa_)),
       data_(nullptr, free_bytes) {
   const int nr = panel_width_;
+  if (dtype_is_quantized(dtype))
+    throw BackendError(std::string("packed_gemm: ") + dtype_name(dtype) +
+                       " weights are not packed");
   const std::size_t value_bytes = static_cast<std::size_t>(dtype_bytes(dtype));
   const auto* bytes = static_cast<const unsigned char*>(w);
   std::function<void(int)> pack;

@@ -314,12 +314,31 @@ class CudaBackend final : public Backend {
                                                        bool transpose_w) override {
     require(w.data && w.rows > 0 && w.cols > 0, "prepare_weight: empty weight");
     auto p = std::make_shared<CudaPreparedWeight>();
-    const size_t bytes = size_t(w.rows) * size_t(w.cols) * dtype_bytes(w.dtype);
+    const bool quantized = dtype_is_quantized(w.dtype);
+    // A quantised weight becomes F32 on the device: dequantised on the host (quant.h, ggml's
+    // definition), a bounded number of rows at a time, each slice copied up.
+    const DType device_dtype = quantized ? DType::kF32 : w.dtype;
+    const size_t bytes = size_t(w.rows) * size_t(w.cols) * size_t(dtype_bytes(device_dtype));
     void* mem = nullptr;
     check(cudaMalloc(&mem, bytes), "cudaMalloc");
     p->data = std::shared_ptr<void>(mem, [](void* q) { cudaFree(q); });
-    check(cudaMemcpy(mem, w.data, bytes, cudaMemcpyHostToDevice), "upload weight");
-    p->dtype = w.dtype;
+    if (quantized) {
+      const size_t row_bytes = dtype_row_bytes(w.dtype, size_t(w.cols));
+      const int slice_rows = std::max(1, int((16u << 20) / (size_t(w.cols) * sizeof(float))));
+      std::vector<float> host(size_t(std::min(slice_rows, w.rows)) * size_t(w.cols));
+      for (int r0 = 0; r0 < w.rows; r0 += slice_rows) {
+        const int rows = std::min(slice_rows, w.rows - r0);
+        for (int r = 0; r < rows; ++r)
+          dequantize_row(w.dtype, static_cast<const unsigned char*>(w.data) + (r0 + r) * row_bytes,
+                         host.data() + size_t(r) * size_t(w.cols), w.cols);
+        check(cudaMemcpy(static_cast<float*>(mem) + size_t(r0) * size_t(w.cols), host.data(),
+                         size_t(rows) * size_t(w.cols) * sizeof(float), cudaMemcpyHostToDevice),
+              "upload weight");
+      }
+    } else {
+      check(cudaMemcpy(mem, w.data, bytes, cudaMemcpyHostToDevice), "upload weight");
+    }
+    p->dtype = device_dtype;
     p->rows = w.rows;
     p->cols = w.cols;
     p->transposed = transpose_w;

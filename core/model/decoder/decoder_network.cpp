@@ -14,9 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// HF multiplies Gemma's embeddings by a tensor of the weights' dtype: √hidden rounded to it.
+// HF multiplies Gemma's embeddings by a tensor of the weights' dtype: √hidden rounded to it (a
+// 16-bit one; llama.cpp scales a GGUF's quantised embedding by the float √hidden).
 float embedding_scale(const DecoderSpec& s, DType dtype) {
-  if (!s.scale_embedding_in_weight_dtype || dtype == DType::kF32) return s.embedding_scale;
+  if (!s.scale_embedding_in_weight_dtype || dtype == DType::kF32 || dtype_is_quantized(dtype))
+    return s.embedding_scale;
   return dtype == DType::kBF16 ? bf16_to_float(float_to_bf16(s.embedding_scale))
                                : f16_to_float(float_to_f16(s.embedding_scale));
 }

@@ -29,6 +29,11 @@ constexpr std::size_t kAllFinite = static_cast<std::size_t>(-1);
 // all-ones exponent, tested on the bits. A NaN weight otherwise surfaced only as attention rows
 // of zeros ("the weights sum to 0"), naming neither the NaN nor the tensor.
 std::size_t first_non_finite(const void* data, DType dtype, std::size_t n) {
+  if (dtype_is_quantized(dtype)) {  // a block's f16 scales (quant.h): the first value of that block
+    const auto per = static_cast<std::size_t>(dtype_block_values(dtype));
+    const std::int64_t block = first_non_finite_block(dtype, data, n / per);
+    return block < 0 ? kAllFinite : static_cast<std::size_t>(block) * per;
+  }
   const auto* bytes = static_cast<const unsigned char*>(data);
   const std::size_t size = dtype == DType::kF32 ? 4 : 2;
   const std::uint32_t exponent = dtype == DType::kF32    ? 0x7f800000u
@@ -129,7 +134,7 @@ const DecoderSpec::TensorLayout& tensor_layout(const Checkpoint& c, const Decode
 WeightView row_view(const WeightView& w, int first, int count) {
   WeightView v = w;
   v.data = static_cast<const unsigned char*>(w.data) +
-           static_cast<std::size_t>(first) * w.cols * dtype_bytes(w.dtype);
+           static_cast<std::size_t>(first) * dtype_row_bytes(w.dtype, w.cols);
   v.rows = count;
   return v;
 }
@@ -297,12 +302,15 @@ std::shared_ptr<const DecoderFileWeights> read_decoder_weights(const Checkpoint&
 
 void release_file_pages(const DecoderFileWeights& file, const WeightView& w) {
   if (!file.mapped.count(w.data)) return;  // an aligned copy on the heap: keep it
+  // Quantised weights stay in the mapping: the CPU backend's GEMM dequantises them from there
+  // on every product (packed_gemm.h), so their pages must stay.
+  if (dtype_is_quantized(w.dtype)) return;
   // The whole pages inside the tensor go back to the kernel (a private read-only mapping: they are
   // read from the file again if ever touched). Pages shared with a neighbouring tensor stay.
   static const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = reinterpret_cast<std::uintptr_t>(w.data);
   const std::uintptr_t end =
-      begin + static_cast<std::uintptr_t>(w.rows) * w.cols * dtype_bytes(w.dtype);
+      begin + static_cast<std::uintptr_t>(w.rows) * dtype_row_bytes(w.dtype, w.cols);
   const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
