@@ -64,6 +64,10 @@ struct GgufTensor {
 // which ones attnscope computes with.
 const char* ggml_type_name(std::uint32_t ggml_type);  // "Q4_K", "IQ2_XXS", … or "type 99"
 std::optional<DType> dtype_of_ggml_type(std::uint32_t ggml_type);
+// ggml's block of `ggml_type` (type_traits in ggml.c): values per block (1, 32, 64, 128, 256) and
+// bytes per block; 0 for a number ggml does not define or has removed.
+std::uint32_t ggml_type_block_values(std::uint32_t ggml_type);
+std::uint32_t ggml_type_block_bytes(std::uint32_t ggml_type);
 // general.file_type (llama_ftype) as llama.cpp names it: 15 -> "Q4_K_M", 1 -> "F16"; "" if unknown.
 std::string llama_file_type_name(std::int64_t file_type);
 
@@ -103,12 +107,15 @@ class GgufFile {
 
  private:
   GgufFile() = default;
+  const GgufValue& typed(const std::string& key, bool (*ok)(const GgufValue&),
+                         const char* expected) const;
   std::filesystem::path path_;
   std::uint32_t version_ = 0;
   std::uint64_t alignment_ = 32, size_ = 0;
   std::vector<std::pair<std::string, GgufValue>> metadata_;
   std::vector<GgufTensor> tensors_;
   std::shared_ptr<const void> mapping_;
+  std::vector<std::uint32_t> key_order_, tensor_order_;  // indices sorted by key / name
   friend class GgufParser;
 };
 
