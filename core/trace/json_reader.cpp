@@ -39,7 +39,7 @@ constexpr size_t kMaxKeptValues = 1u << 20;
 // never materialised (a 100 MB unknown key full of {} took 3 GB as a JSON document).
 bool known_key(const std::string& k) {
   for (const char* known : {"format", "model", "backend", "text", "tokens", "pieces",
-                            "truncated_at_byte", "selection", "weighting", "decoder"})
+                            "truncated_at_byte", "selection", "weighting", "decoder", "source"})
     if (k == known) return true;
   return false;
 }
@@ -446,6 +446,15 @@ void read_trace_header(const std::map<std::string, json>& keys, const std::strin
         cut->get<std::uint64_t>() > trace.text.size())
       bad(name, "truncated_at_byte", "a byte offset inside the text", *cut);
     trace.truncated_at_byte = cut->get<int>();
+  }
+  // Where the weights came from (GGUF models): {"format", "file_type"}, both strings.
+  if (const json* src = find("source"); src) {
+    if (!src->is_object() || !src->contains("format") || !(*src)["format"].is_string() ||
+        (src->contains("file_type") && !(*src)["file_type"].is_string()))
+      bad(name, "source", "an object {\"format\": string, \"file_type\": string}", *src);
+    trace.model.source.format = (*src)["format"].get<std::string>();
+    if (src->contains("file_type"))
+      trace.model.source.file_type = (*src)["file_type"].get<std::string>();
   }
   // How "attention" is weighted; absent means raw.
   if (const json* w = find("weighting"); w) {

@@ -132,8 +132,10 @@ nlohmann::ordered_json tokens_to_json(const Tokens& tokens, bool include_special
 
 void write_trace_json(const TraceSlice& slice, std::ostream& out) {
   const AttentionTrace& trace = *slice.trace;
-  out << "{\"format\":\"attnscope-trace/1\",\"model\":" << model_json(trace)
-      << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
+  out << "{\"format\":\"attnscope-trace/1\",\"model\":" << model_json(trace);
+  // Where the weights came from (a GGUF file and its quantisation); absent for other models.
+  if (!trace.model.source.empty()) out << ",\"source\":" << source_json(trace.model.source);
+  out << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
       << ",\"tokens\":" << tokens_with_predictions_json(trace);
   // How the pieces encode text, for labels (core/text/token_label.h); absent when plain.
   if (trace.model.pieces != PieceEncoding::kPlain)

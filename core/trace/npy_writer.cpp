@@ -79,8 +79,9 @@ void write_npy(const TraceSlice& slice, ExportTarget& target) {
                    [&](std::ostream& out) { write_decoder_npy(slice, true, out); });
   }
   target.sidecar(".tokens.json", [&](std::ostream& out) {
-    out << "{\"format\":\"attnscope-trace/1 tokens\",\"model\":" << model_json(trace)
-        << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
+    out << "{\"format\":\"attnscope-trace/1 tokens\",\"model\":" << model_json(trace);
+    if (!trace.model.source.empty()) out << ",\"source\":" << source_json(trace.model.source);
+    out << ",\"backend\":" << json_string(trace.backend) << ",\"text\":" << json_string(trace.text)
         << ",\"tokens\":" << tokens_json(trace.tokens)
         << ",\"selection\":" << selection_json(slice);
     if (trace.weighting != "raw") out << ",\"weighting\":" << json_string(trace.weighting);

@@ -64,7 +64,7 @@ AttentionTrace read_trace_safetensors(const std::filesystem::path& path) {
     // The keys read_trace_header reads, as json_reader.cpp's known_key lists them.
     if (key != "model" && key != "tokens" && key != "truncated_at_byte" && key != "selection" &&
         key != "format" && key != "backend" && key != "text" && key != "pieces" &&
-        key != "weighting" && key != "decoder")
+        key != "weighting" && key != "decoder" && key != "source")
       continue;  // readers ignore keys they do not know: never parsed
     if (key == "format" || key == "backend" || key == "text" || key == "pieces" ||
         key == "weighting") {

@@ -79,6 +79,8 @@ void write_safetensors(const TraceSlice& slice, ExportTarget& target) {
   if (trace.truncated_at_byte >= 0)
     header["__metadata__"]["truncated_at_byte"] = std::to_string(trace.truncated_at_byte);
   if (trace.weighting != "raw") header["__metadata__"]["weighting"] = trace.weighting;
+  if (!trace.model.source.empty())
+    header["__metadata__"]["source"] = source_json(trace.model.source);
   header["attention"] = {{"dtype", "F32"},
                          {"shape", {slice.layers.size(), slice.heads.size(), n, n}},
                          {"data_offsets", {0, count * sizeof(float)}}};

@@ -25,6 +25,16 @@ struct ModelCapabilities {
   bool cross_attention = false;
 };
 
+// Where a model's weights came from when that is not a Hugging Face folder: a GGUF file
+// (format "gguf") and its quantisation as llama.cpp names general.file_type ("Q4_K_M"), else the
+// tensor types used joined by "+" ("F32+Q4_K+Q6_K"). Traces carry it as "source": {"format",
+// "file_type"}; an empty format writes no key.
+struct ModelSource {
+  std::string format;
+  std::string file_type;
+  bool empty() const { return format.empty(); }
+};
+
 struct ModelInfo {
   std::string name;  // "lesson", "gpt2", a folder name …
   std::string kind;  // "lesson", or config.json's model_type: "gpt2", "bert", "llama", "qwen3" …
@@ -38,6 +48,7 @@ struct ModelInfo {
   PieceEncoding pieces = PieceEncoding::kPlain;  // how Token::text encodes text (model.pieces)
   ModelCapabilities capabilities;
   nlohmann::json options = nlohmann::json::object();  // lesson model: beta, mask_self, …
+  ModelSource source;  // GGUF models: the file's format and quantisation
 };
 
 // Per-head intermediates of the formula view: Q, K, V, Q·Kᵀ, scaled scores, weights, output.

@@ -43,6 +43,10 @@ std::string model_json(const AttentionTrace& trace) {
   return dump(model);
 }
 
+std::string source_json(const ModelSource& source) {
+  return dump(nlohmann::ordered_json{{"format", source.format}, {"file_type", source.file_type}});
+}
+
 std::string tokens_json(const Tokens& tokens) {
   return dump(tokens_to_json(tokens, true));
 }

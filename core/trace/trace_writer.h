@@ -44,6 +44,9 @@ TraceWriter make_safetensors_writer();
 // JSON trace writes those keys (invalid UTF-8 replaced, never thrown).
 std::string model_json(const AttentionTrace& trace);
 std::string tokens_json(const Tokens& tokens);
+// The trace's "source" object ({"format": "gguf", "file_type": "Q4_K_M"}); written only when the
+// model has one (ModelSource::empty).
+std::string source_json(const ModelSource& source);
 std::string json_string(const std::string& s);
 // The selection as {"layers":[…],"heads":[…]}.
 std::string selection_json(const TraceSlice& slice);
