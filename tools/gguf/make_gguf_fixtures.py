@@ -224,8 +224,8 @@ class Model:
         for il in range(fx["layers"]):
             t = fx["types"][min(il, len(fx["types"]) - 1)]
             p = f"blk.{il}."
-            small_o = 0.1 / math.sqrt(qd)  # block outputs small next to the embeddings
-            small_down = 0.1 / math.sqrt(ff)
+            small_o = 0.06 / math.sqrt(qd)  # block outputs small next to the embeddings
+            small_down = 0.06 / math.sqrt(ff)
             gpt2 = fx["arch"] == "gpt2"
             self.norm(p + "attn_norm", H, bias=gpt2)
             if "qkv" in t:
