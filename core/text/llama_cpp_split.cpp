@@ -303,8 +303,9 @@ bool collapsed_is_number(char32_t cp) {
 bool collapsed_is_punctuation_class(char32_t cp) {  // [\p{P}\$\+<=>\^~\|]
   if (cp < 0x80) {
     // llama.cpp's ASCII \p{P}: !"#%&'()*,-./:;?@[\]_{} — then the listed $+<=>^~|
-    return std::string_view("!\"#%&'()*,-./:;?@[\\]_{}$+<=>^~|").find(static_cast<char>(cp)) !=
-           std::string_view::npos;
+    return cp != 0 &&
+           std::string_view("!\"#%&'()*,-./:;?@[\\]_{}$+<=>^~|").find(static_cast<char>(cp)) !=
+               std::string_view::npos;
   }
   const std::uint16_t flags = code_point_flags(cp);
   return !is(flags, kWhitespace) && (flags & kCategoryMask) == kPunctuation;
@@ -373,6 +374,11 @@ std::vector<Word> split_words(const std::vector<LlamaCodePoint>& cps,
         break;
       case SplitKind::kPunctuationRun:
         split_class(cps, word, true, collapsed_is_punctuation_class, out);
+        break;
+      case SplitKind::kPunctuationRunBq:
+        split_class(
+            cps, word, true,
+            [](char32_t cp) { return cp == '`' || collapsed_is_punctuation_class(cp); }, out);
         break;
       case SplitKind::kThreeAsciiDigits:
         split_three_digits(cps, word, out);

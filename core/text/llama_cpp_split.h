@@ -60,7 +60,8 @@ enum class SplitKind {
   kQwen2,      // as kLlama3 with \p{N} instead of \p{N}{1,3}
   kNumber,     // \p{N}
   kNumberRun,  // \p{N}+
-  kPunctuationRun,    // [\p{P}\$\+<=>\^~\|]+
+  kPunctuationRun,    // [\p{P}\$\+<=>\^~\|]+   (pre "default")
+  kPunctuationRunBq,  // [\p{P}\$\+<=>\^~\|`]+  (pre "falcon": a backquote too)
   kThreeAsciiDigits,  // [0-9][0-9][0-9]
 };
 

@@ -91,7 +91,7 @@ std::optional<PreSpec> pre_spec(const std::string& pre) {
     return PreSpec{{SplitKind::kNumber, SplitKind::kGpt2}};
   }
   if (pre == "falcon") {
-    return PreSpec{{SplitKind::kPunctuationRun, SplitKind::kGpt2, SplitKind::kThreeAsciiDigits}};
+    return PreSpec{{SplitKind::kPunctuationRunBq, SplitKind::kGpt2, SplitKind::kThreeAsciiDigits}};
   }
   return std::nullopt;
 }
