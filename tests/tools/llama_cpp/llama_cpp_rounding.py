@@ -164,8 +164,10 @@ class LlamaCppRoundingReference(DecoderReference):
         return super().linear(self._round(x, module), name, bias)
 
     def logits(self, x):
+        """Only the last position's (llama.cpp computes no others): a 128k-row unembedding for
+        every position would dominate the reference's time."""
         out = "lm_head" if "lm_head" in self.module_types else "model.embed_tokens"
-        h = self._round(self.final_norm(x), out)
+        h = self._round(self.final_norm(x[..., -1:, :]), out)
         return self.softcap(h @ self.unembedding().T)
 
 
