@@ -113,6 +113,10 @@ const modelInfo = {
       path.join(installDir, "node_modules", "node-llama-cpp", "package.json"), "utf8")).version,
   threads: options.threads,
   kv_cache: null,
+  // Which llama.cpp, and which of ggml's CPU variants it picked here (AVX2, AVX-512, ...): the
+  // quantised dot products' rounding order depends on it.
+  llama_cpp_release: llama.llamaCppRelease,
+  system_info: llama.systemInfo,
 };
 
 const results = [];
