@@ -21,6 +21,7 @@
 """
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -384,7 +385,14 @@ def max_attention_difference(trace, reference):
 
 
 def gguf_support_built():
-    return os.path.exists(os.path.join(ROOT, "core", "model", "gguf", "gguf_model.cpp"))
+    """Whether the source defines open_gguf_model (H5's loader): until then the GGUF paths skip."""
+    for folder, _, files in os.walk(os.path.join(ROOT, "core")):
+        for name in files:
+            if name.endswith(".cpp"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    if re.search(r"open_gguf_model\s*\([^;{)]*\)\s*\{", f.read()):
+                        return True
+    return False
 
 
 @unittest.skipIf(ATTNSCOPE is None and len(sys.argv) < 3, "no attnscope executable given")
@@ -408,13 +416,13 @@ class AttnscopeAgainstReference(unittest.TestCase):
             with self.subTest(fixture=e["name"]):
                 self.check(os.path.join(FIXTURES, e["hf"]), e["name"] + ".hf", e)
 
-    @unittest.skipUnless(gguf_support_built(), "attnscope's GGUF model (core/model/gguf/gguf_model.cpp) not built yet")
+    @unittest.skipUnless(gguf_support_built(), "attnscope's GGUF model (open_gguf_model) not in core/ yet")
     def test_gguf_files(self):
         for e in manifest():
             with self.subTest(fixture=e["name"]):
                 self.check(os.path.join(FIXTURES, e["gguf"]), e["name"] + ".gguf", e)
 
-    @unittest.skipUnless(gguf_support_built(), "attnscope's GGUF model (core/model/gguf/gguf_model.cpp) not built yet")
+    @unittest.skipUnless(gguf_support_built(), "attnscope's GGUF model (open_gguf_model) not in core/ yet")
     def test_gguf_and_safetensors_paths_agree(self):
         for e in manifest():
             for text in TEXTS:
