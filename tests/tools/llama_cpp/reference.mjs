@@ -9,6 +9,8 @@
 //     --threads T        llama.cpp's threads (default 1: the same sums in the same order each run)
 //     --kv f16|f32       the KV cache's type (default f16, llama.cpp's own default)
 //     --no-bos           tokenize without the BOS llama.cpp adds
+//     --batch B          evaluate the text B tokens at a time (default: all at once); another B
+//                        changes which of ggml's kernels multiply (and their rounding order)
 //
 // OUT.json: {"model": {vocabulary_type, n_vocab, bos, eos, add_bos, add_eos, ...},
 //            "results": [{"text", "ids", "pieces", "top": [{"id", "probability"}],
@@ -40,7 +42,8 @@ function usage(message) {
   process.exit(2);
 }
 
-const options = {vocabOnly: false, top: 10, generate: 8, threads: 1, kv: "f16", bos: true};
+const options = {vocabOnly: false, top: 10, generate: 8, threads: 1, kv: "f16", bos: true,
+  batch: 0};
 const positional = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -55,6 +58,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === "--generate") options.generate = number();
   else if (a === "--threads") options.threads = Math.max(1, number());
   else if (a === "--no-bos") options.bos = false;
+  else if (a === "--batch") options.batch = number();
   else if (a === "--kv") {
     options.kv = argv[++i];
     if (options.kv !== "f16" && options.kv !== "f32") usage("--kv is f16 or f32");
@@ -112,6 +116,7 @@ const modelInfo = {
   node_llama_cpp: JSON.parse(fs.readFileSync(
       path.join(installDir, "node_modules", "node-llama-cpp", "package.json"), "utf8")).version,
   threads: options.threads,
+  batch: options.batch || null,
   kv_cache: null,
   // Which llama.cpp, and which of ggml's CPU variants it picked here (AVX2, AVX-512, ...): the
   // quantised dot products' rounding order depends on it.
@@ -126,7 +131,7 @@ if (!options.vocabOnly) {
   const contextSize = Math.max(32, longest + options.generate + 8);
   context = await model.createContext({
     contextSize,
-    batchSize: contextSize,
+    batchSize: options.batch > 0 ? options.batch : contextSize,
     threads: options.threads,
     flashAttention: false,
     sequences: 1,
