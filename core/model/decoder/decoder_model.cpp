@@ -83,8 +83,12 @@ class DecoderModel final : public Model,
                            public Intervenable,
                            public std::enable_shared_from_this<DecoderModel> {
  public:
-  DecoderModel(std::string name, DecoderNetwork network, std::shared_ptr<const Tokenizer> tokenizer)
-      : name_(std::move(name)), network_(std::move(network)), tokenizer_(std::move(tokenizer)) {}
+  DecoderModel(std::string name, DecoderNetwork network, std::shared_ptr<const Tokenizer> tokenizer,
+               ModelSource source = {})
+      : name_(std::move(name)),
+        network_(std::move(network)),
+        tokenizer_(std::move(tokenizer)),
+        source_(std::move(source)) {}
 
   ModelInfo info() const override {
     const DecoderSpec& s = network_.spec();
@@ -98,6 +102,7 @@ class DecoderModel final : public Model,
     i.capabilities.formula_steps = true;
     i.capabilities.predictions = true;
     i.capabilities.generation = true;
+    i.source = source_;
     return i;
   }
 
@@ -208,6 +213,7 @@ class DecoderModel final : public Model,
   std::string name_;
   DecoderNetwork network_;
   std::shared_ptr<const Tokenizer> tokenizer_;
+  ModelSource source_;
 };
 
 class DecoderGenerator final : public Generator {
@@ -320,6 +326,13 @@ std::shared_ptr<const Model> load_decoder_model(const fs::path& folder, DecoderS
   DecoderNetwork network = DecoderNetwork::load(folder, std::move(spec), progress);
   return std::make_shared<DecoderModel>(name.empty() ? model_name_from_folder(folder) : name,
                                         std::move(network), std::move(tokenizer));
+}
+
+std::shared_ptr<const Model> make_decoder_model(std::string name, DecoderNetwork network,
+                                                std::shared_ptr<const Tokenizer> tokenizer,
+                                                ModelSource source) {
+  return std::make_shared<DecoderModel>(std::move(name), std::move(network), std::move(tokenizer),
+                                        std::move(source));
 }
 
 }  // namespace attnscope

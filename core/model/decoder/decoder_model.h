@@ -5,6 +5,7 @@
 
 #include "core/model/decoder/decoder_spec.h"
 #include "core/model/model.h"
+#include "core/text/tokenizer.h"
 
 namespace attnscope {
 
@@ -14,5 +15,12 @@ namespace attnscope {
 std::shared_ptr<const Model> load_decoder_model(const std::filesystem::path& folder,
                                                 DecoderSpec spec, const ProgressFn& progress,
                                                 const std::string& name = "");
+
+class DecoderNetwork;
+// A decoder model on a network and tokenizer read elsewhere (a GGUF file: core/model/gguf), with
+// `source` in its info and traces.
+std::shared_ptr<const Model> make_decoder_model(std::string name, DecoderNetwork network,
+                                                std::shared_ptr<const Tokenizer> tokenizer,
+                                                ModelSource source);
 
 }  // namespace attnscope
