@@ -46,6 +46,85 @@ inline FileWeight file_weight(const Matrix& m, DType dtype) {
   return w;
 }
 
+// A [rows x cols] weight in one of ggml's block formats: random bytes (every quant and bit
+// pattern) with f16 scales set so that the values are of order 1, and their values as quant.h's
+// scalar code dequantises them (held bit for bit against numpy's in quant_test).
+inline FileWeight quantized_weight(int rows, int cols, DType dtype, std::uint32_t seed) {
+  const std::size_t row_bytes = dtype_row_bytes(dtype, static_cast<std::size_t>(cols));
+  auto mem = std::make_shared<std::vector<unsigned char>>(row_bytes * rows);
+  std::uint64_t state = 0x9e3779b97f4a7c15ull * (seed + 1);
+  for (unsigned char& b : *mem) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    b = static_cast<unsigned char>(state >> 56);
+  }
+  float d = 0.01f, m = 0.0f;  // value scale of each format's quants
+  switch (dtype) {
+    case DType::kQ4_0:
+      d = 0.2f;
+      break;
+    case DType::kQ4_1:
+      d = 0.2f, m = -1.5f;
+      break;
+    case DType::kQ5_0:
+      d = 0.1f;
+      break;
+    case DType::kQ5_1:
+      d = 0.1f, m = -1.5f;
+      break;
+    case DType::kQ8_0:
+      d = 0.015f;
+      break;
+    case DType::kQ2_K:
+      d = 0.05f, m = 0.02f;
+      break;
+    case DType::kQ3_K:
+      d = 0.03f;
+      break;
+    case DType::kQ4_K:
+      d = 0.005f, m = 0.01f;
+      break;
+    case DType::kQ5_K:
+      d = 0.003f, m = 0.01f;
+      break;
+    case DType::kQ6_K:
+      d = 0.001f;
+      break;
+    case DType::kIQ4_NL:
+      d = 0.01f;
+      break;
+    case DType::kIQ4_XS:
+      d = 0.0005f;
+      break;
+    default:
+      break;
+  }
+  const quant::ScaleOffsets o = quant::scale_offsets(dtype);
+  const std::size_t block_bytes = dtype_block_bytes(dtype), blocks = mem->size() / block_bytes;
+  for (std::size_t i = 0; i < blocks; ++i) {
+    const float jitter = 0.6f + 0.8f * static_cast<float>(i % 7) / 7.0f;
+    const std::uint16_t hd = float_to_f16(d * jitter), hm = float_to_f16(m * jitter);
+    std::memcpy(mem->data() + i * block_bytes + o.first, &hd, 2);
+    if (o.second >= 0) std::memcpy(mem->data() + i * block_bytes + o.second, &hm, 2);
+  }
+  FileWeight w;
+  w.view.data = mem->data();
+  w.view.owner = mem;
+  w.view.dtype = dtype;
+  w.view.rows = rows;
+  w.view.cols = cols;
+  w.values.resize(rows, cols);
+  std::vector<float> row(static_cast<std::size_t>(cols));
+  for (int r = 0; r < rows; ++r) {
+    dequantize_row(dtype, mem->data() + r * row_bytes, row.data(), cols);
+    for (int c = 0; c < cols; ++c) w.values(r, c) = row[static_cast<std::size_t>(c)];
+  }
+  return w;
+}
+
+inline constexpr DType kQuantizedTypes[] = {
+    DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,   DType::kQ2_K,
+    DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS};
+
 // Hugging Face's default inv_freq: theta^(-2j / dh).
 inline std::vector<float> rope_inv_freq(int dh, double theta) {
   std::vector<float> f(dh / 2);
@@ -110,6 +189,40 @@ inline void add_linear_cases(std::vector<OpCase>& cases) {
       };
       cases.push_back(std::move(c));
     }
+  // ggml's block formats, [out x in] as GGUF stores them: one row and 17 rows (one row chunk), 70
+  // rows (two), k over several of the kernel's 768-long chunks, outputs not a multiple of a panel.
+  for (DType dt : kQuantizedTypes)
+    for (Lin s : {Lin{1, 256, 48, true, false, false}, Lin{17, 1024, 100, true, true, true},
+                  Lin{70, 2048, 50, true, false, false}}) {
+      seed += 3;
+      const Matrix xm = randn(s.n, s.k + 6, seed, 1.0f), bm = randn(1, s.out, seed + 1);
+      const FileWeight w = quantized_weight(s.out, s.k, dt, seed + 2);
+      const double scale = std::max(1.0, s.k / 768.0);
+      OpCase c;
+      c.name = std::string("linear ") + dtype_name(dt) + " weight, x " + shape(s.n, s.k) +
+               (s.strided_x ? " (a strided view)" : "") + " -> " + std::to_string(s.out) +
+               ", W [out x in]" + (s.bias ? " + bias" : "");
+      c.tol = 1e-4 * scale;
+      c.eps = 1e-4;
+      c.run = [s, xm, bm, w](Backend& be) {
+        Tensor xt = be.upload(xm);
+        const Tensor x = s.strided_x ? xt.cols_view(3, s.k) : xt.cols_view(0, s.k);
+        const auto prepared = be.prepare_weight(w.view, true);
+        if (prepared->in != s.k || prepared->out != s.out)
+          throw std::runtime_error("prepare_weight says " + std::to_string(prepared->in) + " -> " +
+                                   std::to_string(prepared->out));
+        GuardedOutput y = guarded(be, s.n, s.out);
+        be.linear(x, *prepared, s.bias ? be.upload(bm) : Tensor{}, y.view);
+        return read_guarded(be, y);
+      };
+      c.reference = [s, xm, bm, w] {
+        const MatrixD x = to_double(xm).middleCols(s.strided_x ? 3 : 0, s.k);
+        MatrixD y = x * MatrixD(w.values.transpose());
+        if (s.bias) y.rowwise() += to_double(bm).row(0);
+        return y;
+      };
+      cases.push_back(std::move(c));
+    }
 }
 
 inline void add_elementwise_cases(std::vector<OpCase>& cases) {
@@ -131,6 +244,22 @@ inline void add_elementwise_cases(std::vector<OpCase>& cases) {
                          return out;
                        }});
     }
+  for (DType dt : kQuantizedTypes) {  // only the rows asked for, block by block
+    const FileWeight table = quantized_weight(50, 256, dt, 410 + static_cast<int>(dt));
+    const std::vector<int> ids{3, 0, 49, 3, 17};
+    cases.push_back({std::string("embedding ") + dtype_name(dt) + " 50x256, 5 ids", 0, 0,
+                     [table, ids](Backend& be) {
+                       GuardedOutput out = guarded(be, static_cast<int>(ids.size()), 256);
+                       be.embedding(table.view, ids, out.view);
+                       return read_guarded(be, out);
+                     },
+                     [table, ids] {
+                       MatrixD out(ids.size(), 256);
+                       for (std::size_t i = 0; i < ids.size(); ++i)
+                         out.row(i) = table.values.row(ids[i]);
+                       return out;
+                     }});
+  }
   struct Rms {
     int n, cols, group;
     float eps, offset;

@@ -49,8 +49,10 @@ struct CpuPreparedWeight final : PreparedWeight {
       : packed(w.data, w.dtype, w.rows, w.cols, w.cols, transpose, isa) {
     in = packed.k();
     out = packed.n();
+    if (dtype_is_quantized(w.dtype)) source = w.owner;  // the kernel reads the blocks in place
   }
   PackedWeight packed;
+  std::shared_ptr<const void> source;
 };
 
 // The kernel for the linear layers (cpu_backend.h: CpuPrecision).
@@ -141,7 +143,10 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const PreparedWeight> prepare_weight(const WeightView& w,
                                                        bool transpose_w) override {
     require(w.data && w.rows > 0 && w.cols > 0, "prepare_weight: empty weight");
-    if (!isa_ || dtype_is_quantized(w.dtype)) return Backend::prepare_weight(w, transpose_w);
+    // Quantised weights stay quantised where they lie (packed_gemm.h) in ggml's [out x in] layout;
+    // another layout, or no vector kernel: widened for Eigen.
+    if (!isa_ || (dtype_is_quantized(w.dtype) && !transpose_w))
+      return Backend::prepare_weight(w, transpose_w);
     return std::make_shared<CpuPreparedWeight>(w, transpose_w, *isa_);
   }
   void linear(const Tensor& x, const PreparedWeight& w, const Tensor& bias, Tensor& y) override {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/backend/cpu/dequantize.h"
 #include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
 #include "core/util/matrix.h"  // first include of the intrinsics headers, under its GCC 12 pragma
@@ -302,6 +303,65 @@ void gemm_block(const float* a, int lda, const PackedWeight& w, const float* bia
   }
 }
 
+// out [kn x NR] = rowsᵀ for rows [NR x kn] (kn a multiple of the vector width).
+template <class Isa>
+void transpose_to_panel(const float* rows, int kn, float* out) {
+  constexpr int NR = panel_width<Isa>();
+  for (int kk = 0; kk < kn; ++kk)
+    for (int j = 0; j < NR; ++j)
+      out[static_cast<std::ptrdiff_t>(kk) * NR + j] =
+          rows[static_cast<std::ptrdiff_t>(j) * kn + kk];
+}
+
+// Columns [col, col + cols) of W, rows [kc, kc + kn) of k, of a quantised weight (W = Rᵀ, R in
+// ggml's rows of blocks) as a float panel part [kn x NR] (columns past `cols` zero): each of R's
+// rows dequantised (dequantize.h; kc and kn are multiples of 256, whole blocks) into `rows`
+// [NR x kn], then transposed into `out`.
+template <class Isa>
+void dequantize_panel(const PackedWeight& w, int col, int cols, int kc, int kn, float* rows,
+                      float* out) {
+  constexpr int NR = panel_width<Isa>();
+  const DType t = w.dtype();
+  const std::size_t skip =
+      static_cast<std::size_t>(kc / dtype_block_values(t)) * dtype_block_bytes(t);
+  for (int j = 0; j < cols; ++j)
+    cpu::dequantize_row_fast(t, w.quantized_row(col + j) + skip,
+                             rows + static_cast<std::ptrdiff_t>(j) * kn, kn);
+  if (cols < NR)
+    std::fill(rows + static_cast<std::ptrdiff_t>(cols) * kn,
+              rows + static_cast<std::ptrdiff_t>(NR) * kn, 0.0f);
+  transpose_to_panel<Isa>(rows, kn, out);
+}
+
+// Rows [r0, r1) x panels [p0, p1) of C for a quantised weight: each panel's part of k dequantised
+// once into this thread's float buffer, which the float kernel reads for every row block.
+template <class Isa>
+void gemm_block_quantized(const float* a, int lda, const PackedWeight& w, const float* bias,
+                          float* c, int ldc, int r0, int r1, int p0, int p1) {
+  static constexpr auto float_kernels =
+      kernel_table<Isa, float>(std::make_integer_sequence<int, Isa::kMr>{});
+  constexpr int NR = panel_width<Isa>();
+  float* rows = thread_buffer<float, 3>(static_cast<std::size_t>(kFloatChunk) * NR);
+  float* part = thread_buffer<float, 2>(static_cast<std::size_t>(kFloatChunk) * NR);
+  const int blocks = (r1 - r0 + Isa::kMr - 1) / Isa::kMr;
+  for (int kc = 0; kc < w.k(); kc += kFloatChunk) {
+    const int kn = std::min(kFloatChunk, w.k() - kc);
+    for (int p = p0; p < p1; ++p) {
+      const int col = p * NR;
+      const int cols = std::min(NR, w.n() - col);
+      const float* b = bias && kc == 0 ? bias + col : nullptr;
+      dequantize_panel<Isa>(w, col, cols, kc, kn, rows, part);
+      for (int blk = 0; blk < blocks; ++blk) {
+        const int r = r0 + blk * Isa::kMr;
+        const int nrows = std::min(Isa::kMr, r1 - r);
+        const float* ar = a + static_cast<std::ptrdiff_t>(r) * lda + kc;
+        float* cr = c + static_cast<std::ptrdiff_t>(r) * ldc + col;
+        float_kernels[nrows - 1](ar, lda, part, kn, b, cr, ldc, cols, kc > 0, Prefetch{});
+      }
+    }
+  }
+}
+
 // Work items are (row chunk, panel group) pairs: into how many groups of panels, of how many
 // panels each, a product's panels are cut. About four items per thread, so a thread that started
 // late (the machine is busy) still finds work; but each item gets at least `min_item_flops`, so the
@@ -344,8 +404,8 @@ void gemm(const float* a, int m, int lda, const PackedWeight& w, const float* bi
         return gemm_block<Isa, Bf16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
       case DType::kF16:
         return gemm_block<Isa, F16Bits>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
-      default:
-        throw BackendError("packed_gemm: quantised weights are not packed");
+      default:  // the block formats
+        return gemm_block_quantized<Isa>(a, lda, w, bias, c, ldc, r0, r1, p0, p1);
     }
   };
   if (items == 1)
@@ -642,9 +702,14 @@ PackedWeight::PackedWeight(const void* w, DType dtype, int rows, int cols, int s
       panel_width_(panel_width_of(isa_)),
       data_(nullptr, free_bytes) {
   const int nr = panel_width_;
-  if (dtype_is_quantized(dtype))
-    throw BackendError(std::string("packed_gemm: ") + dtype_name(dtype) +
-                       " weights are not packed");
+  if (dtype_is_quantized(dtype)) {  // kept where it lies (packed_gemm.h)
+    if (!transposed || stride != cols || cols % dtype_block_values(dtype) != 0)
+      throw BackendError(std::string("packed GEMM: a ") + dtype_name(dtype) +
+                         " weight must be [out x in] in rows of whole blocks");
+    quantized_ = static_cast<const unsigned char*>(w);
+    quantized_row_bytes_ = dtype_row_bytes(dtype, static_cast<std::size_t>(cols));
+    return;
+  }
   const std::size_t value_bytes = static_cast<std::size_t>(dtype_bytes(dtype));
   const auto* bytes = static_cast<const unsigned char*>(w);
   std::function<void(int)> pack;

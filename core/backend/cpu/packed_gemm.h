@@ -27,6 +27,14 @@
 // and streams half the bytes. Their products run on AVX-512/AVX2 (float arithmetic, exact widening)
 // even where AMX is present: an AMX kernel for bf16 weights is not written yet (no AMX here to test
 // one on).
+//
+// Weights in ggml's block formats (GGUF: Q4_K, Q6_K, …; core/backend/quant.h) are not copied at
+// all: the PackedWeight points at the blocks where they lie (a GGUF's mapping) and every product
+// dequantises each panel's part, [768 x NR] at a time, into a float buffer of the thread's (in L2)
+// that the float kernel then reads for all rows of its chunk of x (up to 64): one dequantisation
+// per weight value per 64 tokens, bit for bit quant.h's values (dequantize.h), and no float copy
+// of the model. Such a weight is W = Rᵀ for R [n x k] in ggml's layout (each output's row of k
+// values in blocks), i.e. `transposed`, as nn.Linear and ggml store it.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -58,7 +66,9 @@ class PackedWeight {
   PackedWeight(const float* w, int rows, int cols, int stride, bool transposed, GemmIsa isa)
       : PackedWeight(w, DType::kF32, rows, cols, stride, transposed, isa) {}
   // The same for a weight of format `dtype` (`stride` in values). A 16-bit weight with
-  // isa = kAmxBf16x3 is packed for AVX-512 instead (isa() tells).
+  // isa = kAmxBf16x3 is packed for AVX-512 instead (isa() tells). A quantised weight must be
+  // `transposed` with stride == cols (ggml's rows of blocks); `w` is then read by every product
+  // and must stay mapped and unchanged while this PackedWeight is used.
   PackedWeight(const void* w, DType dtype, int rows, int cols, int stride, bool transposed,
                GemmIsa isa);
 
@@ -85,7 +95,11 @@ class PackedWeight {
   }
   static constexpr int kAmxChunkBlocks = 24;          // k = 768 per chunk
   static constexpr int kAmxSliceElems = 4 * 16 * 32;  // bfloat16 per block of k of one panel
-  std::size_t bytes() const { return panel_bytes_ * panels(); }
+  std::size_t bytes() const { return panel_bytes_ * panels(); }  // 0 for a quantised weight
+  // A quantised weight: row j of R (output column j of W), k values in blocks.
+  const unsigned char* quantized_row(int j) const {
+    return quantized_ + static_cast<std::size_t>(j) * quantized_row_bytes_;
+  }
 
  private:
   int k_ = 0, n_ = 0;
@@ -93,7 +107,9 @@ class PackedWeight {
   DType dtype_ = DType::kF32;
   int panel_width_ = 0;
   std::size_t panel_bytes_ = 0;
-  int k_blocks_ = 0;  // AMX: blocks of 32 rows of k
+  int k_blocks_ = 0;                          // AMX: blocks of 32 rows of k
+  const unsigned char* quantized_ = nullptr;  // a quantised weight's blocks, where they lie
+  std::size_t quantized_row_bytes_ = 0;
   std::unique_ptr<unsigned char[], void (*)(unsigned char*)> data_;
 };
 
