@@ -258,6 +258,44 @@ REQUIRED_KEYS = {
 }
 
 
+class Writer(unittest.TestCase):
+    def test_every_value_type_and_a_wider_alignment(self):
+        import gguf_writer as gw
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.gguf")
+            w = gw.GgufWriter(path, "llama", alignment=64)
+            w.add_uint8("a.u8", 250)
+            w.add_int8("a.i8", -5)
+            w.add_uint16("a.u16", 65000)
+            w.add_int16("a.i16", -30000)
+            w.add_uint32("a.u32", 4000000000)
+            w.add_int32("a.i32", -2000000000)
+            w.add_float32("a.f32", 0.5)
+            w.add_bool("a.bool", True)
+            w.add_string("a.str", "naïve ✓")
+            w.add_uint64("a.u64", 2 ** 63 + 5)
+            w.add_int64("a.i64", -(2 ** 62))
+            w.add_float64("a.f64", 1.25)
+            w.add_string_array("a.strs", ["", "x", "東京"])
+            w.add_array("a.nested", gw.ARRAY, [(gw.INT32, [1, -2]), (gw.STRING, ["y"])])
+            raw = gq.random_blocks("Q4_K", 2 * 256, 0.1, np.random.default_rng(3))
+            w.add_tensor("t", raw, "Q4_K", (2, 256))
+            w.add_tensor_f32("v", np.float32([1, 2, 3]))
+            with self.assertRaises(ValueError):
+                w.add_tensor("bad", raw, "Q4_K", (1, 256))
+            w.write()
+            version, meta, tensors = read_gguf(path)
+        self.assertEqual(version, 3)
+        want = {"general.architecture": "llama", "general.alignment": 64, "a.u8": 250, "a.i8": -5,
+                "a.u16": 65000, "a.i16": -30000, "a.u32": 4000000000, "a.i32": -2000000000, "a.f32": 0.5,
+                "a.bool": True, "a.str": "naïve ✓", "a.u64": 2 ** 63 + 5, "a.i64": -(2 ** 62), "a.f64": 1.25,
+                "a.strs": ["", "x", "東京"], "a.nested": [[1, -2], ["y"]]}
+        self.assertEqual(meta, want)
+        self.assertEqual(tensors["t"][:2], ("Q4_K", [2, 256]))
+        self.assertEqual(tensors["t"][2], raw)
+        np.testing.assert_array_equal(gq.dequantize(tensors["v"][2], "F32"), np.float32([1, 2, 3]))
+
+
 def manifest():
     with open(os.path.join(FIXTURES, "manifest.json")) as f:
         return json.load(f)
