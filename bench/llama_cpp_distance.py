@@ -9,7 +9,8 @@ model's: top-1 probabilities of ~0.05-0.3 over 128k tokens), and the Hugging Fac
 weights. Then for a few texts:
 
   llama.cpp  node-llama-cpp 3.21.1 (tests/tools/llama_cpp/reference.mjs), one thread, KV cache F32
-             and, separately, its default F16;
+             and, separately, its default F16, and fed one token at a time (--batch 1: other
+             kernels, the same roundings in another order);
   exact      the float64 reference (tools/reference/hf_decoder_reference.py) on the dequantised
              weights: what attnscope computes (exact dequantisation, float arithmetic);
   emulated   the same reference rounding every matmul's input as llama.cpp's CPU backend does for
@@ -35,6 +36,7 @@ import time
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools", "gguf"))
@@ -187,14 +189,14 @@ def make_model(out, name, mix, layers, seed, logit_spread):
     return size
 
 
-def llama_cpp(gguf, texts, generate, kv, out):
+def llama_cpp(gguf, texts, generate, kv, out, batch=0):
     inp = os.path.join(out, "texts.json")
-    res = os.path.join(out, f"llama_cpp_{kv}.json")
+    res = os.path.join(out, f"llama_cpp_{kv}{f'_b{batch}' if batch else ''}.json")
     with open(inp, "w") as f:
         json.dump(texts, f)
     subprocess.run(["node", os.path.join(ROOT, "tests", "tools", "llama_cpp", "reference.mjs"),
-                    "--threads", "1", "--kv", kv, "--generate", str(generate), gguf, inp, res],
-                   check=True)
+                    "--threads", "1", "--kv", kv, "--generate", str(generate), "--batch", str(batch),
+                    gguf, inp, res], check=True)
     with open(res) as f:
         return json.load(f)
 
@@ -256,13 +258,17 @@ def main():
         print(f"wrote {gguf} ({size / 1e6:.0f} MB) and {hf} in {time.time() - t0:.0f} s", flush=True)
 
     runs = {kv: llama_cpp(gguf, TEXTS, args.generate, kv, args.out) for kv in ("f32", "f16")}
+    # The same llama.cpp fed one token at a time: other kernels (gemv instead of gemm), another
+    # order of the same roundings.
+    runs["f32_b1"] = llama_cpp(gguf, TEXTS, args.generate, "f32", args.out, batch=1)
     results = {"model": name, "layers": args.layers, "mix": args.mix, "texts": []}
-    rows = {k: [] for k in ("llama.cpp F16 KV vs F32 KV", "exact vs llama.cpp", "emulated vs llama.cpp",
+    rows = {k: [] for k in ("llama.cpp F16 KV vs F32 KV", "llama.cpp batch 1 vs whole text",
+                            "exact vs llama.cpp", "emulated vs llama.cpp",
                             "attnscope gguf vs llama.cpp", "attnscope hf vs llama.cpp",
                             "attnscope gguf vs exact", "attnscope hf vs exact")}
     greedy = {k: [0, 0] for k in rows}
 
-    refs = {}
+    refs, sens = {}, {}
     if not args.no_reference:
         import torch
         from llama_cpp_rounding import reference_for
@@ -279,6 +285,16 @@ def main():
                     gen.append(nxt)
                     ids.append(nxt)
                 per_text.append((probs.numpy(), gen))
+            # Sensitivity: the same texts with the embedding scaled by (1 + 1e-6). Float
+            # arithmetic moves by ~1e-6; with llama.cpp's roundings, activations near a rounding
+            # boundary land on its other side, and the answer moves by as much as it differs
+            # from llama.cpp's.
+            e = ref.w[ref.names.embed]
+            ref.w[ref.names.embed] = e * (1 + 1e-6)
+            label = f"{'emulated' if emulate else 'exact'}: embedding x (1 + 1e-6)"
+            sens[label] = [torch.softmax(ref.forward(r["ids"], last_logits_only=True)["logits"][-1],
+                                         -1).numpy() for r in runs["f32"]["results"]]
+            ref.w[ref.names.embed] = e
             refs["emulated" if emulate else "exact"] = per_text
             del ref
             print(f"{'emulated' if emulate else 'exact'} reference: {time.time() - t1:.0f} s", flush=True)
@@ -297,10 +313,18 @@ def main():
         f16 = runs["f16"]["results"][k]
         f16_p = dict((t["id"], t["probability"]) for t in f16["top"])
         add("llama.cpp F16 KV vs F32 KV", lambda i: f16_p.get(i), f16["generated"])
+        b1 = runs["f32_b1"]["results"][k]
+        b1_p = dict((t["id"], t["probability"]) for t in b1["top"])
+        add("llama.cpp batch 1 vs whole text", lambda i: b1_p.get(i), b1["generated"])
         for label in ("exact", "emulated"):
             if label in refs:
                 probs, gen = refs[label][k]
                 add(f"{label} vs llama.cpp", lambda i, p=probs: float(p[i]), gen)
+                moved = sens[f"{label}: embedding x (1 + 1e-6)"][k]
+                dp = max(abs(float(moved[i]) - float(probs[i])) for i, _ in ref_top)
+                rows.setdefault(f"{label} moved by 1e-6 input", []).append(dp)
+                greedy.setdefault(f"{label} moved by 1e-6 input", [0, 0])
+                entry[f"{label} moved by 1e-6 input"] = dp
         if args.attnscope:
             for kind, model in (("gguf", gguf), ("hf", hf)):
                 got, err = attnscope_run(args.attnscope, model, r["text"], args.generate, r["ids"],
@@ -328,8 +352,9 @@ def main():
             continue
         g = greedy[label]
         summary[label] = {"max_dp": max(values), "median_dp": float(np.median(values)),
-                          "greedy_equal": f"{g[0]}/{g[1]}"}
-        print(f"{label:32s} {max(values):16.3g} {float(np.median(values)):10.3g} {g[0]:>9d}/{g[1]}")
+                          "greedy_equal": f"{g[0]}/{g[1]}" if g[1] else None}
+        print(f"{label:32s} {max(values):16.3g} {float(np.median(values)):10.3g} "
+              f"{f'{g[0]:>9d}/{g[1]}' if g[1] else ''}")
     results["summary"] = summary
     with open(os.path.join(args.out, name + ".results.json"), "w") as f:
         json.dump(results, f, indent=1)
