@@ -3,6 +3,7 @@
 // llama.cpp's llama_vocab (src/llama-vocab.cpp) for the two models attnscope reads: what it does,
 // including its quirks, is the specification here. The references in comments name its functions.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -182,6 +183,7 @@ class LlamaCppTokenizer final : public Tokenizer {
   PieceToId to_id_;
   PieceToId merge_ranks_;            // key: 4 bytes of the left part's length, left, right
   std::vector<int> special_tokens_;  // tokenizer_st_partition's order: longest text first
+  std::vector<bool> rstrip_;         // white space after the token is dropped (Phi-3)
   // The special texts as a byte trie (node 0 the root), to find which occur in a text.
   struct TrieNode {
     std::vector<std::pair<unsigned char, std::size_t>> children;
@@ -330,6 +332,21 @@ LlamaCppTokenizer::LlamaCppTokenizer(LlamaCppVocab v, const std::string& where) 
   std::stable_sort(special_tokens_.begin(), special_tokens_.end(), [&](int a, int b) {
     return texts_[static_cast<std::size_t>(a)].size() > texts_[static_cast<std::size_t>(b)].size();
   });
+
+  // Per-model token attributes llama.cpp sets by general.name: Phi-3's special tokens and </s>
+  // take the white space after them, except <unk>, <s> and <|endoftext|>.
+  rstrip_.assign(n, false);
+  std::string name = v.name;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+    for (const int id : special_tokens_) rstrip_[static_cast<std::size_t>(id)] = true;
+    auto set = [&](const char* text, bool value) {
+      const auto it = to_id_.find(std::string_view(text));
+      if (it != to_id_.end()) rstrip_[static_cast<std::size_t>(it->second)] = value;
+    };
+    set("</s>", true);
+    for (const char* text : {"<unk>", "<s>", "<|endoftext|>"}) set(text, false);
+  }
 }
 
 // tokenizer_st_partition with parse_special: each special token in turn (longest first) is cut
@@ -371,6 +388,9 @@ std::vector<Fragment> LlamaCppTokenizer::partition(std::string_view text) const 
           next.push_back({-1, static_cast<int>(begin), static_cast<int>(match - begin)});
         next.push_back({id, static_cast<int>(match), static_cast<int>(special.size())});
         begin = match + special.size();
+        if (rstrip_[static_cast<std::size_t>(id)]) {
+          while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+        }
       }
       if (begin < end) next.push_back({-1, static_cast<int>(begin), static_cast<int>(end - begin)});
     }

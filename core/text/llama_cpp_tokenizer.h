@@ -28,6 +28,9 @@ struct LlamaCppVocab {
   int bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1, eot_id = -1;
   // -1: the key is absent, llama.cpp's default for the model/pre applies; 0/1 as given.
   int add_bos = -1, add_eos = -1, add_space_prefix = -1;
+  // general.name: llama.cpp strips the white space after special tokens for models whose name
+  // says Phi-3 ("phi-3"/"phi3", any case), and only by that name.
+  std::string name;
 };
 
 // Throws ModelError "WHERE: what" for a model or pre-tokenizer llama.cpp would not know, or

@@ -48,6 +48,9 @@ LlamaCppVocab read_gguf_vocab(const GgufFile& file) {
   } else {
     problems.push_back("has no tokenizer (tokenizer.ggml.model is absent)");
   }
+  if (const GgufValue* v = find("general.name"); v && v->type == GgufType::kString) {
+    vocab.name = v->string;
+  }
   if (const GgufValue* v = find("tokenizer.ggml.pre")) {
     if (v->type != GgufType::kString) {
       problem("tokenizer.ggml.pre", "is " + type_text(*v) + ", not a string");

@@ -9,11 +9,13 @@ the five that tools/gguf/make_gguf_fixtures.py writes (llama3, qwen3, gemma3, mi
     vocab-gpt2-llama-bpe.gguf  pre "llama-bpe" on GPT-2's merges (ignore_merges, BOS)
     vocab-gpt2-stablelm2.gguf  pre "stablelm2" (Qwen2's matcher)
     vocab-stories260K.gguf     the real 512-piece SentencePiece-style vocabulary of stories260K
+    vocab-phi3.gguf            Mistral's pieces with Phi-3 mini's added tokens, named "...phi3":
+                               llama.cpp then strips the white space after special tokens
 
 Written with tools/gguf's writer and vocabulary conventions (gguf_vocab.build_vocab).
 
     /usr/bin/python3 tests/tools/llama_cpp/make_tokenizer_vocabs.py --npm tests/data/npm \
-        --stories ../shared/models/stories260K --out build/fixtures/gguf_tokenizer
+        --stories assets/stories260K --out build/fixtures/gguf_tokenizer
 """
 import argparse
 import os
@@ -51,6 +53,17 @@ def main():
     vocab = gv.build_vocab(stok, scfg)
     gv.write_vocab_only(os.path.join(a.out, "vocab-stories260K.gguf"), "llama", vocab,
                         hparams("llama-spm", len(vocab["tokens"])), name="attnscope-vocab-stories260K")
+    tok, cfg, pre, add_bos = mf.load_tokenizer(a.npm, "mistral")
+    phi3 = next(f for f in mf.FIXTURES if f["name"] == "phi3")
+    for content in phi3["extra_added"]:
+        new_id = max([t["id"] for t in tok["added_tokens"]] + list(tok["model"]["vocab"].values())) + 1
+        tok["added_tokens"].append({"id": new_id, "content": content, "single_word": False,
+                                    "lstrip": False, "rstrip": True, "normalized": False,
+                                    "special": True})
+    cfg = dict(cfg, **phi3["tokenizer_config"])
+    vocab = gv.build_vocab(tok, cfg, pre=pre, add_bos=add_bos)
+    gv.write_vocab_only(os.path.join(a.out, "vocab-phi3.gguf"), "phi3", vocab,
+                        hparams("phi3", len(vocab["tokens"])), name="attnscope-vocab-phi3")
     print(f"tokenizer vocabularies written to {a.out}")
 
 
