@@ -195,3 +195,89 @@ session = {"format": "attnscope-session/1", "model": "lesson", "backend": "auto"
            "display": {"theme": "light", "colormap": "viridis", "fixed_range": False, "font_scale": 1.0}}
 put("session", "full", json.dumps(session))
 put("session", "minimal", json.dumps({"format": "attnscope-session/1"}))
+
+# gguf (fuzz_gguf.cpp): small GGUF files written here from ggml's docs/gguf.md (every value type,
+# a tokenizer's arrays, tensors of several ggml types, alignment 32 and 64, versions 2 and 3), the
+# near-misses the reader refuses, and an Ollama manifest (the target also reads its input as one).
+def gguf_str(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_kv(key, kind, payload):
+    return (key, kind, payload)
+
+
+def gguf_array(kind, fmt, values):
+    body = struct.pack("<IQ", kind, len(values))
+    return body + b"".join(gguf_str(v) if kind == 8 else struct.pack("<" + fmt, v) for v in values)
+
+
+def gguf(kvs, tensors, version=3, alignment=32, offsets=None):
+    """kvs: [(key, gguf_type, value bytes)]; tensors: [(name, dims, ggml_type, data)]."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    for key, kind, payload in kvs:
+        out += gguf_str(key) + struct.pack("<I", kind) + payload
+    offs, at = [], 0
+    for _, _, _, data in tensors:
+        offs.append(at)
+        at += len(data) + (-len(data) % alignment)
+    offs = offsets or offs
+    for (name, dims, kind, _), off in zip(tensors, offs):
+        out += gguf_str(name) + struct.pack("<I", len(dims)) + struct.pack("<%dQ" % len(dims), *dims)
+        out += struct.pack("<IQ", kind, off)
+    if tensors:
+        out += b"\0" * (-len(out) % alignment)
+        start = len(out)
+        for (_, _, _, data), off in zip(tensors, offs):
+            out = out[: start + off].ljust(start + off, b"\0") + data + out[start + off + len(data):]
+        out += b"\0" * (-(len(out) - start) % alignment)
+    return out
+
+
+def pattern(n, seed=1):
+    return bytes((i * 131 + seed) & 0xFF for i in range(n))
+
+
+llama_kvs = [
+    gguf_kv("general.architecture", 8, gguf_str("llama")),
+    gguf_kv("general.file_type", 4, struct.pack("<I", 15)),
+    gguf_kv("llama.block_count", 4, struct.pack("<I", 1)),
+    gguf_kv("llama.attention.layer_norm_rms_epsilon", 6, struct.pack("<f", 1e-5)),
+    gguf_kv("tokenizer.ggml.model", 8, gguf_str("llama")),
+    gguf_kv("tokenizer.ggml.tokens", 9, gguf_array(8, None, ["<unk>", "<s>", "</s>", "\u2581a", "b"])),
+    gguf_kv("tokenizer.ggml.scores", 9, gguf_array(6, "f", [0.0, 0.0, 0.0, -1.0, -2.0])),
+    gguf_kv("tokenizer.ggml.token_type", 9, gguf_array(5, "i", [2, 3, 3, 1, 1])),
+    gguf_kv("tokenizer.ggml.add_bos_token", 7, b"\x01"),
+]
+llama_tensors = [
+    ("token_embd.weight", [256, 2], 12, pattern(288)),  # Q4_K
+    ("output_norm.weight", [32], 0, struct.pack("<32f", *[1.0] * 32)),
+    ("blk.0.attn_q.weight", [32, 2], 8, pattern(68, 3)),  # Q8_0
+    ("blk.0.ffn_down.weight", [256], 14, pattern(210, 5)),  # Q6_K
+    ("blk.0.attn_k.weight", [32], 1, pattern(64, 7)),  # F16
+]
+tiny = gguf(llama_kvs, llama_tensors)
+put("gguf", "tiny-llama", tiny)
+every_type = [
+    gguf_kv("general.alignment", 4, struct.pack("<I", 64)),
+    gguf_kv("u8", 0, b"\xff"), gguf_kv("i8", 1, b"\x80"), gguf_kv("u16", 2, b"\xff\xff"),
+    gguf_kv("i16", 3, b"\x00\x80"), gguf_kv("i32", 5, struct.pack("<i", -7)),
+    gguf_kv("u64", 10, struct.pack("<Q", 2**63 - 1)), gguf_kv("i64", 11, struct.pack("<q", -2**63)),
+    gguf_kv("f64", 12, struct.pack("<d", 0.5)), gguf_kv("empty", 8, gguf_str("")),
+    gguf_kv("bools", 9, gguf_array(7, "B", [1, 0])), gguf_kv("none", 9, gguf_array(4, "I", [])),
+]
+put("gguf", "every-type-v2-align64",
+    gguf(every_type, [("a", [4], 30, pattern(8)), ("b", [32, 1], 20, pattern(18))], version=2, alignment=64))
+put("gguf", "vocab-only", gguf(llama_kvs, []))
+# Near-misses: each refused for one reason.
+put("gguf", "truncated", tiny[: len(tiny) * 2 // 3])
+put("gguf", "version-1", tiny[:4] + struct.pack("<I", 1) + tiny[8:])
+put("gguf", "huge-tensor-count", tiny[:8] + struct.pack("<Q", 2**64 - 1) + tiny[16:])
+put("gguf", "overlap", gguf([], [("a", [32], 0, pattern(128)), ("b", [8], 0, pattern(32))], offsets=[0, 64]))
+put("gguf", "misaligned", gguf([], [("a", [4], 0, pattern(16))], offsets=[16]))
+put("gguf", "huge-array", gguf([gguf_kv("t", 9, struct.pack("<IQ", 8, 10**9))], []))
+put("gguf", "ollama-manifest", json.dumps({
+    "schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+    "layers": [{"mediaType": "application/vnd.ollama.image.model", "size": 0,
+                "digest": "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}]}))

@@ -12,8 +12,11 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <set>
 
+#include "core/model/hf/safetensors.h"
 #include "core/util/error.h"
+#include "core/util/json_file.h"
 #include "tests/common/gguf_bytes.h"
 
 namespace attnscope {
@@ -233,7 +236,7 @@ TEST(GgufFile, TensorsInAnyOrderWithGapsBetweenThem) {
   // The format asks only for aligned offsets inside the file; writers place tensors in order,
   // but a file with gaps or tensors listed out of order is still valid.
   GgufBytes b;
-  b.tensor("b", {8}, 0, std::nullopt, 96).tensor("a", {8}, 0, std::nullopt, 0);
+  b.tensor("b", {8}, 0, 96).tensor("a", {8}, 0, 0);
   const auto f = open_bytes(b, "gaps.gguf");
   EXPECT_EQ(f->tensor("b")->offset, 96u);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(f->tensor("b")->data), 32),
@@ -265,6 +268,55 @@ TEST(GgufFile, VocabOnlyFileEndsAfterTheMetadata) {
   EXPECT_EQ(f->get_strings("tokenizer.ggml.tokens").size(), 2u);
 }
 
+// The fixtures tools/gguf writes (gguf_fixtures, into build/fixtures/gguf) read back against what
+// the same Python wrote beside them: every tensor of NAME.gguf is in NAME.dequant.safetensors
+// under its name with the dims reversed, F32 tensors are the same bytes and F16/BF16 ones the same
+// values widened, and the manifest's tensor types are the file's.
+TEST(GgufFixtures, ReadBackAgainstTheirDequantisedTensors) {
+  const fs::path dir =
+      fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "fixtures" / "gguf";
+  if (!fs::exists(dir / "manifest.json"))
+    GTEST_SKIP() << "no " << (dir / "manifest.json") << " (the gguf_fixtures target makes it)";
+  const auto manifest = load_json_file(dir / "manifest.json", "fixture manifest");
+  ASSERT_TRUE(manifest.is_array());
+  ASSERT_GE(manifest.size(), 7u);
+  for (const auto& entry : manifest) {
+    const std::string name = entry.at("name").get<std::string>();
+    SCOPED_TRACE(name);
+    const auto f = GgufFile::open(dir / (name + ".gguf"));
+    EXPECT_EQ(f->get_string("general.architecture"), entry.at("arch").get<std::string>());
+    const SafetensorsFile dq = SafetensorsFile::open(dir / (name + ".dequant.safetensors"));
+    EXPECT_EQ(f->tensors().size(), dq.tensors().size());
+    std::set<std::string> types;
+    for (const GgufTensor& t : f->tensors()) {
+      SCOPED_TRACE(t.name);
+      types.insert(ggml_type_name(t.ggml_type));
+      ASSERT_TRUE(dq.has(t.name));
+      const RawTensor raw = dq.raw(t.name);
+      ASSERT_EQ(raw.dtype, "F32");
+      std::vector<std::int64_t> reversed(t.dims.rbegin(), t.dims.rend());
+      while (reversed.size() > 1 && reversed.front() == 1) reversed.erase(reversed.begin());
+      std::vector<std::int64_t> shape = raw.shape;
+      while (shape.size() > 1 && shape.front() == 1) shape.erase(shape.begin());
+      EXPECT_EQ(shape, reversed);
+      ASSERT_EQ(raw.bytes, t.elements() * 4);
+      const auto* want = static_cast<const float*>(raw.data);
+      if (t.ggml_type == 0) {
+        EXPECT_EQ(std::memcmp(t.data, raw.data, raw.bytes), 0);
+      } else if (t.ggml_type == 1 || t.ggml_type == 30) {
+        const DType d = t.ggml_type == 1 ? DType::kF16 : DType::kBF16;
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < t.elements(); ++i)
+          differ += load_as_float(t.data, d, i) != want[i];
+        EXPECT_EQ(differ, 0u);
+      }
+    }
+    for (const auto& type : entry.at("types"))
+      EXPECT_TRUE(types.count(type.get<std::string>())) << type;
+    EXPECT_EQ(types.size(), entry.at("types").size());
+  }
+}
+
 TEST(GgufTypes, NamesAndBlocksFollowGgml) {
   // ggml.h's ggml_type numbers and ggml-common.h's block structs (through the test's own table).
   const std::vector<std::pair<std::uint32_t, const char*>> names = {
@@ -288,9 +340,19 @@ TEST(GgufTypes, NamesAndBlocksFollowGgml) {
 }
 
 TEST(GgufTypes, DTypesAttnscopeComputesWith) {
-  EXPECT_EQ(dtype_of_ggml_type(0), DType::kF32);
-  EXPECT_EQ(dtype_of_ggml_type(1), DType::kF16);
-  EXPECT_EQ(dtype_of_ggml_type(30), DType::kBF16);
+  // The list of tensor types, by ggml_type number; each one's block as core/backend/dtype.h
+  // has it must be ggml's.
+  const std::vector<std::pair<std::uint32_t, DType>> computed = {
+      {0, DType::kF32},   {1, DType::kF16},     {30, DType::kBF16},  {2, DType::kQ4_0},
+      {3, DType::kQ4_1},  {6, DType::kQ5_0},    {7, DType::kQ5_1},   {8, DType::kQ8_0},
+      {10, DType::kQ2_K}, {11, DType::kQ3_K},   {12, DType::kQ4_K},  {13, DType::kQ5_K},
+      {14, DType::kQ6_K}, {20, DType::kIQ4_NL}, {23, DType::kIQ4_XS}};
+  for (const auto& [t, d] : computed) {
+    EXPECT_EQ(dtype_of_ggml_type(t), d) << t;
+    EXPECT_STREQ(dtype_name(d), ggml_type_name(t));
+    EXPECT_EQ(static_cast<std::uint32_t>(dtype_block_values(d)), test::ggml_block(t).values) << t;
+    EXPECT_EQ(static_cast<std::uint32_t>(dtype_block_bytes(d)), test::ggml_block(t).bytes) << t;
+  }
   for (std::uint32_t t : {9u, 15u, 16u, 17u, 18u, 19u, 21u, 22u, 24u, 25u, 26u, 27u, 28u, 29u, 34u,
                           35u, 39u, 4u, 99u})
     EXPECT_EQ(dtype_of_ggml_type(t), std::nullopt) << t;

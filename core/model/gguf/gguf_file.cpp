@@ -270,11 +270,11 @@ class GgufParser {
 
   void parse() {
     parse_header();
-    out_.metadata_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_kv_, 1024)));
+    out_.metadata_.reserve(static_cast<std::size_t>(n_kv_));  // bounded by the file and the cap
     for (std::uint64_t i = 0; i < n_kv_; ++i) parse_kv(i);
     index_keys();
     read_alignment();
-    out_.tensors_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_tensors_, 4096)));
+    out_.tensors_.reserve(static_cast<std::size_t>(n_tensors_));  // <= the file's size / 32
     for (std::uint64_t i = 0; i < n_tensors_; ++i) parse_tensor_info(i);
     place_tensors();
   }
