@@ -28,7 +28,8 @@ std::vector<std::unique_ptr<Command>> make_commands();
 // Options several subcommands share, spelled once.
 // --backend/-b with the choices core/backend/select.h knows.
 CLI::Option* add_backend_option(CLI::App* app, std::string& backend);
-// --model/-m: lesson, tiny, stories, a Hugging Face model folder, or a cached repo id.
+// --model/-m: lesson, tiny, stories, a Hugging Face model folder, a cached repo id, or a GGUF
+// model (a file, a folder holding one, an Ollama name, an LM Studio model).
 CLI::Option* add_model_option(CLI::App* app, std::string& model);
 // --weighting raw|value-norm (core/analysis/value_weighting.h): apply it with apply_weighting
 // right after the run or the read, so everything the command computes sees the weighted trace.

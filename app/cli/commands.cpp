@@ -46,8 +46,9 @@ CLI::Option* add_backend_option(CLI::App* app, std::string& backend) {
 CLI::Option* add_model_option(CLI::App* app, std::string& model) {
   return app
       ->add_option("--model,-m", model,
-                   "lesson, tiny, stories (all built in), a Hugging Face model folder, or a cached "
-                   "repo id")
+                   "lesson, tiny, stories (all built in), a Hugging Face model folder, a cached "
+                   "repo id, a GGUF file (or a folder holding one), an Ollama name such as "
+                   "llama3.2:1b, or an LM Studio model (publisher/repo)")
       ->capture_default_str();
 }
 
