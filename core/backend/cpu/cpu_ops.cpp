@@ -10,6 +10,7 @@
 
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "core/backend/cpu/dequantize.h"
 #include "core/backend/cpu/work_sharing.h"
 #include "core/util/error.h"
 
@@ -195,10 +196,11 @@ void embedding(const WeightView& table, const std::vector<int>& ids, Tensor& out
     float* dst = out.data + static_cast<std::ptrdiff_t>(i) * out.stride;
     const std::size_t base = static_cast<std::size_t>(id) * table.cols;
     if (dtype_is_quantized(table.dtype)) {  // just this row, block by block
-      dequantize_row(table.dtype,
-                     static_cast<const unsigned char*>(table.data) +
-                         static_cast<std::size_t>(id) * dtype_row_bytes(table.dtype, table.cols),
-                     dst, table.cols);
+      dequantize_row_fast(
+          table.dtype,
+          static_cast<const unsigned char*>(table.data) +
+              static_cast<std::size_t>(id) * dtype_row_bytes(table.dtype, table.cols),
+          dst, table.cols);
       continue;
     }
     switch (table.dtype) {
