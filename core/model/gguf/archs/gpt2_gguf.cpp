@@ -14,6 +14,7 @@ DecoderSpec gguf_gpt2_spec(const GgufMetadata& m) {
   s.norm_eps = static_cast<float>(
       m.real("attention.layer_norm_epsilon", std::numeric_limits<double>::quiet_NaN()));
   s.positions = PositionKind::kLearned;
+  s.rope = s.rope_local = RopeSpec{};  // no rotary embedding
   s.gated_mlp = false;
   s.activation = MlpActivation::kGeluTanh;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
