@@ -173,15 +173,25 @@ def gpt2_tokenizer_json(encoder, merges_text):
 
 
 def truncate_tokenizer(tok, n, keep_added):
-    """A copy of tokenizer.json with the model's ids < n, the merges whose parts and result are all
-    kept, and the added tokens named in keep_added (contents) renumbered n, n+1, ... in that order
-    (an added token below n keeps its id). Returns (tokenizer, old id -> new id of the added)."""
+    """A copy of tokenizer.json with the model's ids < n, plus (SentencePiece-style vocabularies,
+    whose single characters come last) every single-character piece below U+3000, renumbered
+    after them in their order; the merges whose parts and result are all kept; and the added
+    tokens named in keep_added (contents) renumbered after those, in that order (an added token
+    below n keeps its id). Returns (tokenizer, old id -> new id of the renumbered)."""
     tok = copy.deepcopy(tok)
     model = tok["model"]
-    vocab = {p: i for p, i in model["vocab"].items() if i < n}
+    order = sorted(model["vocab"].items(), key=lambda kv: kv[1])
+    spm = is_spm_style(tok)
+    vocab = {}
     remap = {}
+    for piece, i in order:
+        if i < n:
+            vocab[piece] = i
+        elif spm and len(piece) == 1 and ord(piece) < 0x3000:
+            remap[i] = n + len(remap)
+            vocab[piece] = remap[i]
+    nxt = n + len(remap)
     added = []
-    nxt = n
     by_content = {a["content"]: a for a in tok.get("added_tokens", [])}
     for a in tok.get("added_tokens", []):
         if a["id"] < n:
