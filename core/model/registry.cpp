@@ -39,7 +39,7 @@ std::shared_ptr<const Model> open_model(const std::string& spec, const ProgressF
     const std::string what = e.what();
     if (what.rfind("no model '", 0) == 0 ||
         what.find("is neither a folder nor a repo id") != std::string::npos)
-      throw UsageError(what + kGgufPlaces);
+      throw UsageError(what + (what.empty() || what.back() == '.' ? "" : ".") + kGgufPlaces);
     throw;
   }
 }
