@@ -13,7 +13,8 @@ gguf=$dir/attnscope-llama-3.2-1b-shape-q4_k_m.gguf
 [ -f "$gguf" ] || /usr/bin/python3 "$here/make_llama1b_gguf.py" "$gguf"
 text="The quick brown fox jumps over the lazy dog while the old river keeps running past the \
 mill, and every evening the baker closes his shop, counts the coins in the wooden drawer, and \
-walks home along the quiet road under the tall trees near the hill by the water."
+walks home along the quiet road under the tall trees near the hill by the water. Then he sleeps \
+until the church bells ring."  # 64 tokens with Llama 3's tokenizer (BOS included)
 trace=$(mktemp)
 trap 'rm -f "$trace" "$trace.time"' EXIT
 /usr/bin/time -v "$build/bin/attnscope" export --model "$gguf" --text "$text" -o "$trace" \
