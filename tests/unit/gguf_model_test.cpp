@@ -22,6 +22,7 @@
 #include "core/model/gguf/gguf_model.h"
 #include "core/model/hf/hf_families.h"
 #include "core/model/hf/hub_cache.h"
+#include "core/model/registry.h"
 #include "core/trace/json_writer.h"
 #include "core/trace/trace_reader.h"
 #include "core/util/error.h"
@@ -186,10 +187,19 @@ std::string error_of(const fs::path& path) {
   return "(no error)";
 }
 
+// Files the tests write, in one folder removed when the program ends.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("gguf_model_test_" + std::to_string(getpid()));
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gguf_model_test_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir / name;
+  static const TempDir dir;
+  fs::create_directories(dir.path);
+  return dir.path / name;
 }
 
 // Valid bytes for `values` values of ggml type `type`: F32 small numbers, Q8_0 blocks of scale
@@ -287,6 +297,38 @@ TEST(GgufModel, ATruncatedFileIsOneLine) {
   const std::string e = error_of(path);
   EXPECT_EQ(e.rfind(path.string() + ": ", 0), 0u) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+// What the window does when a model fails to open (app/model_loader.h: the previous model stays):
+// a truncated GGUF and one with a NaN scale fail through open_model with one line each, and the
+// model opened before them still computes the same trace.
+TEST(GgufModel, ABrokenGgufLeavesThePreviousModelWorking) {
+  const json m = fixture("gemma2");
+  const std::shared_ptr<const Model> model =
+      open_model((kGguf / m["gguf"].get<std::string>()).string());
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(CpuPrecision::kFloat);
+  const AttentionTrace before = model->run("The cat sat on the mat.", *cpu);
+  const fs::path truncated = temp_file("truncated-model.gguf");
+  fs::copy_file(kGguf / m["gguf"].get<std::string>(), truncated,
+                fs::copy_options::overwrite_existing);
+  fs::resize_file(truncated, fs::file_size(truncated) / 2);
+  const fs::path nan = temp_file("nan-model.gguf");
+  minimal_llama("llama", 8, 64, "blk.0.attn_q.weight", 0).write(nan);
+  for (const fs::path& broken : {truncated, nan}) {
+    try {
+      open_model(broken.string());
+      ADD_FAILURE() << broken << " opened";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(broken.string() + ": ", 0), 0u) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  const AttentionTrace after = model->run("The cat sat on the mat.", *cpu);
+  ASSERT_EQ(after.attention.size(), before.attention.size());
+  for (std::size_t l = 0; l < after.attention.size(); ++l)
+    for (std::size_t h = 0; h < after.attention[l].size(); ++h)
+      EXPECT_EQ(after.attention[l][h], before.attention[l][h]) << l << "." << h;
 }
 
 // An Ollama store made here ($OLLAMA_MODELS/manifests/registry.ollama.ai/library/NAME/TAG naming
