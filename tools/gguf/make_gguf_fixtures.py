@@ -121,12 +121,12 @@ FIXTURES = [
                 dict(q="Q4_K", k="Q4_K", v="Q4_K", o="Q4_K", gate="Q4_K", up="Q4_K", down="Q6_K")]),
     dict(name="qwen2", arch="qwen2", kind="qwen2", tokenizer="qwen3", vocab=TRUNCATED_VOCAB, hidden=256,
          heads=4, kv_heads=2, head_dim=64, ffn=512, layers=2, tied=True, file_type="MOSTLY_Q3_K_M",
-         embed="Q8_0", output=None, rope_theta=1000000.0,
+         embed="F16", output=None, rope_theta=1000000.0,
          types=[dict(q="Q5_K", k="Q3_K", v="Q2_K", o="Q5_K", gate="Q3_K", up="Q2_K", down="Q5_K"),
                 dict(q="Q3_K", k="Q5_K", v="Q3_K", o="Q2_K", gate="Q5_K", up="Q3_K", down="Q3_K")]),
     dict(name="qwen3", arch="qwen3", kind="qwen3", tokenizer="qwen3", vocab=TRUNCATED_VOCAB, hidden=256,
          heads=4, kv_heads=2, head_dim=128, ffn=512, layers=2, tied=True, file_type="MOSTLY_IQ4_XS",
-         embed="BF16", output=None, rope_theta=1000000.0,
+         embed="F16", output=None, rope_theta=1000000.0,
          types=[dict(q="IQ4_XS", k="IQ4_XS", v="IQ4_XS", o="IQ4_XS", gate="IQ4_XS", up="IQ4_XS", down="IQ4_XS"),
                 dict(q="BF16", k="F16", v="IQ4_XS", o="F16", gate="BF16", up="IQ4_XS", down="F16")]),
     dict(name="gemma2", arch="gemma2", kind="gemma2", tokenizer="gemma3", vocab=TRUNCATED_VOCAB, hidden=64,
@@ -224,8 +224,11 @@ class Model:
         for il in range(fx["layers"]):
             t = fx["types"][min(il, len(fx["types"]) - 1)]
             p = f"blk.{il}."
-            small_o = 0.06 / math.sqrt(qd)  # block outputs small next to the embeddings
-            small_down = 0.06 / math.sqrt(ff)
+            # Block outputs small next to the embeddings: llama.cpp's Q8_K/Q8_0 activation
+            # rounding then moves its probabilities little.
+            small = fx.get("block_output", 0.06)
+            small_o = small / math.sqrt(qd)
+            small_down = small / math.sqrt(ff)
             gpt2 = fx["arch"] == "gpt2"
             self.norm(p + "attn_norm", H, bias=gpt2)
             if "qkv" in t:
