@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/backend/finite_check.h"
 #include "core/model/decoder/decoder_network.h"
 #include "core/model/transformer/hf_weights.h"
 #include "core/util/error.h"
@@ -21,46 +22,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? " x " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-constexpr std::size_t kAllFinite = static_cast<std::size_t>(-1);
-
-// The index of the first NaN or infinity among `n` values in `dtype` (kAllFinite when none): an
-// all-ones exponent, tested on the bits. A NaN weight otherwise surfaced only as attention rows
-// of zeros ("the weights sum to 0"), naming neither the NaN nor the tensor.
-std::size_t first_non_finite(const void* data, DType dtype, std::size_t n) {
-  if (dtype_is_quantized(dtype)) {  // a block's f16 scales (quant.h): the first value of that block
-    const auto per = static_cast<std::size_t>(dtype_block_values(dtype));
-    const std::int64_t block = first_non_finite_block(dtype, data, n / per);
-    return block < 0 ? kAllFinite : static_cast<std::size_t>(block) * per;
-  }
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  const std::size_t size = dtype == DType::kF32 ? 4 : 2;
-  const std::uint32_t exponent = dtype == DType::kF32    ? 0x7f800000u
-                                 : dtype == DType::kBF16 ? 0x7f80u
-                                                         : 0x7c00u;
-  auto at = [&](std::size_t i) {
-    std::uint32_t v = 0;
-    if (size == 4) {
-      std::memcpy(&v, bytes + 4 * i, 4);
-    } else {
-      std::uint16_t h;
-      std::memcpy(&h, bytes + 2 * i, 2);
-      v = h;
-    }
-    return (v & exponent) == exponent;
-  };
-  // Blocks without an early exit (GCC vectorises those), then the one block that has it.
-  constexpr std::size_t kBlock = 4096;
-  for (std::size_t b = 0; b < n; b += kBlock) {
-    const std::size_t e = std::min(n, b + kBlock);
-    bool any = false;
-    for (std::size_t i = b; i < e; ++i) any |= at(i);
-    if (!any) continue;
-    for (std::size_t i = b; i < e; ++i)
-      if (at(i)) return i;
-  }
-  return kAllFinite;
 }
 
 class DecoderTensorReader {
@@ -77,7 +38,7 @@ class DecoderTensorReader {
     WeightView w;
     w.data = t.data;
     w.dtype = dtype_of(name, t.dtype);
-    const std::size_t bad = first_non_finite(t.data, w.dtype, std::size_t(rows) * cols);
+    const std::size_t bad = first_non_finite_value(t.data, w.dtype, std::size_t(rows) * cols);
     if (bad != kAllFinite)
       fail(name, "contains NaN or infinite values (the first at row " + std::to_string(bad / cols) +
                      ", column " + std::to_string(bad % cols) + ")");

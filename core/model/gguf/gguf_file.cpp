@@ -61,21 +61,6 @@ const GgmlType* ggml_type_info(std::uint32_t t) {
   return t < kGgmlTypes.size() ? &kGgmlTypes[t] : nullptr;
 }
 
-bool is_integer_type(GgufType t) {
-  switch (t) {
-    case GgufType::kUint8:
-    case GgufType::kInt8:
-    case GgufType::kUint16:
-    case GgufType::kInt16:
-    case GgufType::kUint32:
-    case GgufType::kInt32:
-    case GgufType::kUint64:
-    case GgufType::kInt64:
-      return true;
-    default:
-      return false;
-  }
-}
 bool is_float_type(GgufType t) {
   return t == GgufType::kFloat32 || t == GgufType::kFloat64;
 }
@@ -143,6 +128,22 @@ struct Mapping {
 };
 
 }  // namespace
+
+bool gguf_is_integer_type(GgufType t) {
+  switch (t) {
+    case GgufType::kUint8:
+    case GgufType::kInt8:
+    case GgufType::kUint16:
+    case GgufType::kInt16:
+    case GgufType::kUint32:
+    case GgufType::kInt32:
+    case GgufType::kUint64:
+    case GgufType::kInt64:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const char* gguf_type_name(GgufType t) {
   switch (t) {
@@ -653,10 +654,10 @@ bool is_string(const GgufValue& v) {
   return v.type == GgufType::kString;
 }
 bool is_int(const GgufValue& v) {
-  return is_integer_type(v.type);
+  return gguf_is_integer_type(v.type);
 }
 bool is_number(const GgufValue& v) {
-  return is_integer_type(v.type) || is_float_type(v.type);
+  return gguf_is_integer_type(v.type) || is_float_type(v.type);
 }
 bool is_bool(const GgufValue& v) {
   return v.type == GgufType::kBool;
@@ -666,7 +667,7 @@ bool is_string_array(const GgufValue& v) {
 }
 bool is_int_array(const GgufValue& v) {
   return v.type == GgufType::kArray &&
-         (is_integer_type(v.element_type) || v.element_type == GgufType::kBool);
+         (gguf_is_integer_type(v.element_type) || v.element_type == GgufType::kBool);
 }
 bool is_number_array(const GgufValue& v) {
   return v.type == GgufType::kArray && v.element_type != GgufType::kString;

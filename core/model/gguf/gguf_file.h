@@ -32,6 +32,7 @@ enum class GgufType : std::uint32_t {
   kFloat64 = 12,
 };
 const char* gguf_type_name(GgufType t);  // "uint32", "string", "array", …
+bool gguf_is_integer_type(GgufType t);   // uint8 … int64 (not bool)
 
 // One metadata value. Scalars are kept as the widest type of their kind; arrays of numbers as
 // int64 or double, arrays of strings as strings (tokenizer.ggml.tokens: up to ~262k of them).

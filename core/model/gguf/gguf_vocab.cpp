@@ -8,22 +8,6 @@
 namespace attnscope {
 namespace {
 
-bool is_integer_type(GgufType t) {
-  switch (t) {
-    case GgufType::kUint8:
-    case GgufType::kInt8:
-    case GgufType::kUint16:
-    case GgufType::kInt16:
-    case GgufType::kUint32:
-    case GgufType::kInt32:
-    case GgufType::kUint64:
-    case GgufType::kInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string type_text(const GgufValue& v) {
   if (v.type != GgufType::kArray) return gguf_type_name(v.type);
   return std::string("an array of ") + gguf_type_name(v.element_type);
@@ -105,7 +89,7 @@ LlamaCppVocab read_gguf_vocab(const GgufFile& file) {
   auto read_id = [&](const char* key, int& out) {
     const GgufValue* v = find(key);
     if (!v) return;
-    if (!is_integer_type(v->type)) {
+    if (!gguf_is_integer_type(v->type)) {
       problem(key, "is " + type_text(*v) + ", not an integer");
     } else if (v->integer < 0 || v->integer > 0xFFFFFFFFll) {
       problem(key, "is " + std::to_string(v->integer) + ", not a token id");

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/backend/finite_check.h"
 #include "core/backend/quant.h"
 #include "core/model/gguf/gguf_archs.h"
 #include "core/model/transformer/transformer_blocks.h"
@@ -25,41 +26,12 @@ std::string dims_text(const std::vector<std::uint64_t>& dims) {
   return s + "]";
 }
 
-// The row of the first NaN or infinity of a [rows x cols] matrix, or -1. Quantised blocks are
-// finite when their f16 scales are (first_non_finite_block); F32/F16/BF16 values are tested on
-// their exponent bits, in blocks without an early exit that GCC vectorises.
+// The row of the first NaN or infinity of a [rows x cols] matrix, or -1 (quant.h's check: values
+// on their exponent bits, blocks by their f16 scales).
 std::int64_t first_non_finite_row(const void* data, DType t, int rows, int cols) {
-  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-  if (dtype_is_quantized(t)) {
-    const std::size_t per_row = static_cast<std::size_t>(cols / dtype_block_values(t));
-    const std::int64_t block =
-        first_non_finite_block(t, data, n / static_cast<std::size_t>(dtype_block_values(t)));
-    return block < 0 ? -1 : static_cast<std::int64_t>(static_cast<std::size_t>(block) / per_row);
-  }
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  const bool wide = t == DType::kF32;
-  const std::uint32_t exponent = wide ? 0x7f800000u : t == DType::kBF16 ? 0x7f80u : 0x7c00u;
-  auto at = [&](std::size_t i) {
-    std::uint32_t v = 0;
-    if (wide) {
-      std::memcpy(&v, bytes + 4 * i, 4);
-    } else {
-      std::uint16_t h;
-      std::memcpy(&h, bytes + 2 * i, 2);
-      v = h;
-    }
-    return (v & exponent) == exponent;
-  };
-  constexpr std::size_t kBlock = 4096;
-  for (std::size_t b = 0; b < n; b += kBlock) {
-    const std::size_t e = std::min(n, b + kBlock);
-    bool any = false;
-    for (std::size_t i = b; i < e; ++i) any |= at(i);
-    if (!any) continue;
-    for (std::size_t i = b; i < e; ++i)
-      if (at(i)) return static_cast<std::int64_t>(i / static_cast<std::size_t>(cols));
-  }
-  return -1;
+  const std::size_t bad = first_non_finite_value(
+      data, t, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+  return bad == kAllFinite ? -1 : static_cast<std::int64_t>(bad / static_cast<std::size_t>(cols));
 }
 
 class GgufTensorReader {
