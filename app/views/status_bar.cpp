@@ -1,6 +1,7 @@
 #include "app/views/status_bar.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -53,9 +54,17 @@ void StatusBar::Draw(const App& app, float frame_ms, float height) {
   std::vector<Item> items;
   if (st.model) {
     const ModelInfo& info = st.model_info;
+    // A GGUF says so, with its quantisation: "(llama, 16×32, GGUF Q4_K_M)".
+    std::string source;
+    if (!info.source.empty()) {
+      source = ", ";
+      for (const char c : info.source.format)
+        source += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (!info.source.file_type.empty()) source.append(" ").append(info.source.file_type);
+    }
     items.push_back({"model",
-                     printf_string("model %s (%s, %d\xC3\x97%d)", info.name.c_str(),
-                                   info.kind.c_str(), info.layers, info.heads),
+                     printf_string("model %s (%s, %d\xC3\x97%d%s)", info.name.c_str(),
+                                   info.kind.c_str(), info.layers, info.heads, source.c_str()),
                      colors.text});
   } else {
     items.push_back({"model", "no model", colors.error});
